@@ -1,0 +1,6 @@
+// Every entity of the scope, oldest first, without embeddings.
+// Parameters: $scope
+MATCH (n:Entity)
+WHERE n.scope = $scope
+RETURN n {.id, .name, .canonical, .entity_type, .mentions, .created_at, .updated_at} AS entity
+ORDER BY n.created_at, n.id

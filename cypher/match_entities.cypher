@@ -1,0 +1,50 @@
+// Resolve extracted entities against the scope's entities, every candidate in this one query.
+// An exact (scope, canonical) match wins (score 1.0); otherwise the most similar entity of the
+// scope with cosine >= $threshold; otherwise node is null. One row per candidate, ordered by index.
+//
+// Why two plans: Neo4j 5.26 has no filtered vector search and the vector index is global, while a
+// database may hold 1M entities over 10k scopes. The scope's size is counted through the scope
+// index (cheap) and the total comes from the count store. A scope of at most $scan_limit entities
+// is scanned exactly with vector.similarity.cosine (a few thousand dot products). A larger scope
+// asks the index for k neighbours oversampled by total / scope size (capped at $max_k) and keeps
+// the scope's own; an entity ranked below k globally can then be missed, a bounded trade-off.
+// Both vector.similarity.cosine and the index report (1 + cosine) / 2: we convert back to cosine.
+//
+// Parameters: $scope, $candidates (list of {canonical, embedding}), $threshold, $scan_limit,
+//             $base_k, $max_k
+CALL () {
+  MATCH (n:Entity) WHERE n.scope = $scope
+  RETURN count(n) AS scope_size
+}
+CALL () {
+  MATCH (n:Entity)
+  RETURN count(n) AS total
+}
+UNWIND range(0, size($candidates) - 1) AS i
+WITH i, $candidates[i] AS candidate, scope_size, total
+OPTIONAL MATCH (exact:Entity {scope: $scope, canonical: candidate.canonical})
+CALL (candidate, exact, scope_size, total) {
+  CALL (candidate, exact, scope_size, total) {
+    WITH * WHERE exact IS NULL AND scope_size <= $scan_limit
+    MATCH (n:Entity)
+    WHERE n.scope = $scope AND size(n.embedding) = size(candidate.embedding)
+    RETURN n, 2 * vector.similarity.cosine(n.embedding, candidate.embedding) - 1 AS cosine
+    UNION ALL
+    WITH * WHERE exact IS NULL AND scope_size > $scan_limit
+    WITH candidate, toInteger(ceil(toFloat($base_k) * total / scope_size)) AS wanted
+    CALL db.index.vector.queryNodes(
+      'entity_embedding', CASE WHEN wanted > $max_k THEN $max_k ELSE wanted END, candidate.embedding)
+    YIELD node, score
+    WITH node, score WHERE node.scope = $scope
+    RETURN node AS n, 2 * score - 1 AS cosine
+  }
+  WITH n, cosine WHERE cosine >= $threshold
+  WITH n, cosine
+  ORDER BY cosine DESC, n.id
+  LIMIT 1
+  RETURN collect({node: n, cosine: cosine}) AS similar
+}
+WITH i, coalesce(exact, similar[0].node) AS n,
+     CASE WHEN exact IS NOT NULL THEN 1.0 ELSE similar[0].cosine END AS score
+RETURN i, n {.id, .name, .canonical, .entity_type, .mentions, .created_at, .updated_at} AS entity, score
+ORDER BY i

@@ -1,0 +1,17 @@
+// Current relations (not invalidated, not expired) of the scope touching any of the given entities.
+// The UNION runs one index seek per direction instead of an OR the planner cannot index.
+// Parameters: $scope, $ids
+CALL () {
+  MATCH (s:Entity)-[r]->(d:Entity)
+  WHERE s.id IN $ids AND s.scope = $scope
+  RETURN s, r, d
+  UNION
+  MATCH (s:Entity)-[r]->(d:Entity)
+  WHERE d.id IN $ids AND d.scope = $scope
+  RETURN s, r, d
+}
+WITH s, r, d
+WHERE r.scope = $scope AND r.invalid_at IS NULL AND r.expired_at IS NULL
+RETURN r {.id, .valid_at, .invalid_at, .created_at, .updated_at, .expired_at, .mentions, .provenance} AS rel,
+       type(r) AS relationship, s.id AS source_id, s.name AS source, d.id AS destination_id, d.name AS destination
+ORDER BY r.created_at, r.id

@@ -1,0 +1,71 @@
+// Apply one add in this order: invalidations, entities, relations. One statement, run inside one
+// managed write transaction; each CALL sees what the previous ones wrote.
+// Returns how many relations could not find their endpoints in the scope: the caller rolls the
+// transaction back when that is not 0, so an add is never half written.
+//
+// Invalidations: relation ids carry no index (Neo4j cannot index a property across relationship
+// types), so they are looked up among the relations leaving the scope's entities.
+// New entities MERGE on (scope, canonical): a concurrent add that created the same name first
+// turns ours into a mention of theirs, and relations find it again through its canonical name.
+// A relation (source, type, destination) with a current instance gets one more mention; otherwise
+// a new instance is created. The type is a parameter even there (Cypher 5.26 dynamic types).
+//
+// Parameters: $scope, $scope_ids ({user_id, agent_id, run_id}), $at, $add_id,
+//   $invalidations (list of {id, invalid_at}),
+//   $new_entities (list of {id, name, canonical, entity_type, embedding}),
+//   $touched_entities (list of {id}),
+//   $relations (list of {id, type, source_id, source_canonical, destination_id,
+//                        destination_canonical, valid_at, invalid_at})
+CALL () {
+  WITH [x IN $invalidations | x.id] AS ids
+  WHERE size(ids) > 0
+  MATCH (n:Entity)-[r]->()
+  WHERE n.scope = $scope AND r.id IN ids AND r.scope = $scope AND r.expired_at IS NULL
+  WITH r, [x IN $invalidations WHERE x.id = r.id][0] AS x
+  SET r.invalid_at = x.invalid_at, r.expired_at = $at, r.updated_at = $at
+  RETURN count(r) AS invalidated
+}
+CALL () {
+  UNWIND $new_entities AS x
+  MERGE (e:Entity {scope: $scope, canonical: x.canonical})
+  ON CREATE SET e += $scope_ids, e.id = x.id, e.name = x.name, e.entity_type = x.entity_type,
+                e.mentions = 1, e.created_at = $at, e.updated_at = $at
+  ON MATCH SET e.mentions = e.mentions + 1, e.updated_at = $at
+  WITH e, x WHERE e.id = x.id
+  CALL db.create.setNodeVectorProperty(e, 'embedding', x.embedding)
+}
+CALL () {
+  UNWIND $touched_entities AS x
+  MATCH (e:Entity {id: x.id})
+  WHERE e.scope = $scope
+  SET e.mentions = e.mentions + 1, e.updated_at = $at
+}
+CALL () {
+  UNWIND $relations AS x
+  OPTIONAL MATCH (by_id:Entity {id: x.source_id}) WHERE by_id.scope = $scope
+  OPTIONAL MATCH (by_name:Entity {scope: $scope, canonical: x.source_canonical})
+  WITH x, coalesce(by_id, by_name) AS s
+  OPTIONAL MATCH (by_id:Entity {id: x.destination_id}) WHERE by_id.scope = $scope
+  OPTIONAL MATCH (by_name:Entity {scope: $scope, canonical: x.destination_canonical})
+  WITH x, s, coalesce(by_id, by_name) AS d
+  CALL (x, s, d) {
+    WITH * WHERE s IS NOT NULL AND d IS NOT NULL
+    OPTIONAL MATCH (s)-[current]->(d)
+    WHERE type(current) = x.type AND current.scope = $scope
+      AND current.invalid_at IS NULL AND current.expired_at IS NULL
+    WITH x, s, d, head(collect(current)) AS current
+    CALL (current) {
+      WITH * WHERE current IS NOT NULL
+      SET current.mentions = current.mentions + 1, current.updated_at = $at,
+          current.provenance = current.provenance + $add_id
+    }
+    CALL (x, s, d, current) {
+      WITH * WHERE current IS NULL
+      CREATE (s)-[r:$(x.type)]->(d)
+      SET r.id = x.id, r.scope = $scope, r.valid_at = x.valid_at, r.invalid_at = x.invalid_at,
+          r.created_at = $at, r.updated_at = $at, r.mentions = 1, r.provenance = [$add_id]
+    }
+  }
+  RETURN sum(CASE WHEN s IS NULL OR d IS NULL THEN 1 ELSE 0 END) AS missing
+}
+RETURN invalidated, missing

@@ -1,0 +1,145 @@
+"""The ``graphmem`` command line.
+
+    graphmem add "I moved to Denver" --user alice [--timestamp 2024-06-15]
+    graphmem search "where do I live?" --user alice [--limit 10] [--json]
+    graphmem get-all --user alice [--include-invalidated] [--json]
+    graphmem delete-all --user alice --yes
+    graphmem demo
+
+Configuration comes from ``--config FILE`` (a JSON file with Memory.from_config keys) or the
+GRAPHMEM_CONFIG environment variable; without either, the defaults of ``Memory()``.
+Exit codes: 0 ok, 1 graphmem error (message on stderr), 2 usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from graphmem.errors import ConfigError, GraphMemError
+
+
+def _scope_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("scope (at least one)")
+    g.add_argument("--user", dest="user_id", help="user id")
+    g.add_argument("--agent", dest="agent_id", help="agent id")
+    g.add_argument("--run", dest="run_id", help="run id")
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--config", type=Path, help="JSON config file (default: $GRAPHMEM_CONFIG)")
+    p.add_argument("--json", action="store_true", help="print JSON instead of text")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="graphmem", description="Knowledge-graph memory for LLM agents.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("add", help="extract and store memories from a message", description="Extract entities and relations from MESSAGE and merge them into the scope's graph.")
+    p.add_argument("message", help="the message text ('-' reads stdin)")
+    p.add_argument("--role", default="user", choices=["user", "assistant"], help="role of the message (default user)")
+    p.add_argument("--timestamp", help="when the message was said, ISO-8601 (default now)")
+    _scope_args(p)
+    _common(p)
+
+    p = sub.add_parser("search", help="search a scope's memories", description="Relations relevant to QUERY (no LLM call).")
+    p.add_argument("query")
+    p.add_argument("--limit", type=int, default=10, help="maximum results (default 10)")
+    p.add_argument("--preset", choices=["hybrid", "vector", "bm25"], default="hybrid", help="ranking preset")
+    _scope_args(p)
+    _common(p)
+
+    p = sub.add_parser("get-all", help="list a scope's relations", description="Every relation of the scope, oldest first.")
+    p.add_argument("--include-invalidated", action="store_true", help="include retired relations (history)")
+    p.add_argument("--limit", type=int, default=100, help="maximum results (default 100)")
+    _scope_args(p)
+    _common(p)
+
+    p = sub.add_parser("delete-all", help="delete everything of a scope", description="Remove every entity and relation of the scope.")
+    p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    _scope_args(p)
+    _common(p)
+
+    p = sub.add_parser("demo", help="run the Desmond and badminton stories", description="Run the demo stories on a temporary embedded store, printing the graph after each message. Uses scripted LLM answers when no LLM is configured.")
+    return parser
+
+
+def load_config(path: Path | None) -> dict[str, Any] | None:
+    path = path or (Path(os.environ["GRAPHMEM_CONFIG"]) if os.environ.get("GRAPHMEM_CONFIG") else None)
+    if path is None:
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"cannot read config {path}: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"config {path} must hold a JSON object")
+    return data
+
+
+def _scope(ns: argparse.Namespace) -> dict[str, str | None]:
+    return {"user_id": ns.user_id, "agent_id": ns.agent_id, "run_id": ns.run_id}
+
+
+def _print_relations(result: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(result, indent=2, ensure_ascii=False))
+        return
+    rels = result.get("relations", [])
+    if not rels:
+        print("(no relations)")
+    for r in rels:
+        extra = f"  score={r['score']:.4f}" if "score" in r else ""
+        if r.get("invalid_at") or r.get("expired_at"):
+            extra += f"  [invalid since {r.get('invalid_at')}]"
+        event = f"{r['event']:<10} " if "event" in r else ""
+        print(f"{event}{r['source']} -[{r['relationship']}]-> {r['destination']}  (valid from {r.get('valid_at')}){extra}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ns = build_parser().parse_args(argv)
+    try:
+        if ns.command == "demo":
+            from graphmem.demo import run_demo
+
+            return run_demo()
+        from graphmem.memory import Memory
+
+        config = load_config(ns.config)
+        scope = _scope(ns)
+        with Memory(config) as memory:
+            if ns.command == "add":
+                text = sys.stdin.read() if ns.message == "-" else ns.message
+                result = memory.add({"role": ns.role, "content": text}, timestamp=ns.timestamp, **scope)
+            elif ns.command == "search":
+                result = memory.search(ns.query, limit=ns.limit, preset=ns.preset, **scope)
+            elif ns.command == "get-all":
+                result = memory.get_all(include_invalidated=ns.include_invalidated, limit=ns.limit, **scope)
+            else:
+                if not ns.yes and not _confirm(scope):
+                    print("aborted", file=sys.stderr)
+                    return 1
+                result = memory.delete_all(**scope)
+                print(json.dumps(result) if ns.json else result["message"])
+                return 0
+            _print_relations(result, ns.json)
+        return 0
+    except GraphMemError as exc:
+        print(f"graphmem: error: {exc}", file=sys.stderr)
+        return 1
+
+
+def _confirm(scope: dict[str, str | None]) -> bool:
+    if not sys.stdin.isatty():
+        print("graphmem: delete-all needs --yes when not run interactively", file=sys.stderr)
+        return False
+    named = ", ".join(f"{k}={v}" for k, v in scope.items() if v)
+    return input(f"Delete every memory of {named}? [y/N] ").strip().lower() in ("y", "yes")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,134 @@
+"""Configuration: pydantic models accepting mem0's keys.
+
+    Memory.from_config({
+        "llm": {"provider": "openai", "config": {"model": "gpt-4.1-mini", "api_key": "...", "base_url": None}},
+        "embedder": {"provider": "openai" | "onnx" | "hashing", "config": {...}},
+        "graph_store": {"provider": "embedded" | "neo4j", "config": {...}, "threshold": 0.7},
+        "history_db_path": "~/.graphmem/history.db",
+        "custom_fact_extraction_prompt": None, "custom_update_memory_prompt": None,
+    })
+
+Secrets (api keys, passwords) are SecretStr: they never appear in reprs or logs.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+
+from graphmem.errors import ConfigError
+
+log = logging.getLogger(__name__)
+
+DEFAULT_HOME = Path(os.environ.get("GRAPHMEM_HOME", Path.home() / ".graphmem"))
+
+#: OpenAI-compatible servers; they differ only in their default base URL.
+LLM_PROVIDERS = {
+    "openai": None,
+    "azure_openai": None,
+    "vllm": "http://localhost:8000/v1",
+    "ollama": "http://localhost:11434/v1",
+    "lmstudio": "http://localhost:1234/v1",
+    "openai_compatible": None,
+}
+
+#: mem0 keys graphmem accepts and ignores, so a mem0 config loads unchanged.
+IGNORED_MEM0_KEYS = ("vector_store", "version", "reranker", "enable_graph")
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class LLMSettings(_Model):
+    model: str = "gpt-4.1-mini"
+    api_key: SecretStr | None = None
+    base_url: str | None = None
+    temperature: float = 0.0
+    max_tokens: int = 2000
+    timeout: float = 60.0
+    max_retries: int = Field(3, ge=0, le=10)
+    retry_wait: float = Field(0.5, ge=0)
+    api_version: str | None = None  # azure_openai only
+    azure_endpoint: str | None = None  # azure_openai only
+
+
+class LLMConfig(_Model):
+    provider: str = "openai"
+    config: LLMSettings = Field(default_factory=LLMSettings)
+
+    @field_validator("provider")
+    @classmethod
+    def _known(cls, v: str) -> str:
+        if v not in LLM_PROVIDERS:
+            raise ValueError(f"unknown llm provider {v!r}; choose one of {', '.join(LLM_PROVIDERS)}")
+        return v
+
+
+class EmbedderConfig(_Model):
+    provider: Literal["openai", "onnx", "hashing"] = "openai"
+    config: dict[str, Any] = Field(default_factory=dict)
+
+    def __repr_args__(self):  # api keys may sit in config
+        for key, value in super().__repr_args__():
+            yield key, ({k: ("**********" if "key" in k else v) for k, v in value.items()} if key == "config" else value)
+
+
+class Neo4jSettings(_Model):
+    url: str = "bolt://127.0.0.1:7687"
+    username: str | None = None
+    password: SecretStr | None = None
+    database: str | None = None
+
+
+class EmbeddedSettings(_Model):
+    path: Path = DEFAULT_HOME / "graph"
+
+
+class GraphStoreConfig(_Model):
+    provider: Literal["embedded", "neo4j"] = "embedded"
+    config: dict[str, Any] = Field(default_factory=dict)
+    threshold: float = Field(0.7, ge=0.0, le=1.0)
+    custom_prompt: str | None = None  # mem0's key: replaces the graph extraction system prompt
+    llm: LLMConfig | None = None  # mem0 allows a separate LLM for graph stages
+
+    def settings(self) -> Neo4jSettings | EmbeddedSettings:
+        try:
+            return Neo4jSettings(**self.config) if self.provider == "neo4j" else EmbeddedSettings(**self.config)
+        except ValidationError as exc:
+            raise ConfigError(f"graph_store.config for {self.provider}: {_errors(exc)}") from exc
+
+    def __repr_args__(self):
+        for key, value in super().__repr_args__():
+            yield key, ({k: ("**********" if k == "password" else v) for k, v in value.items()} if key == "config" else value)
+
+
+class MemoryConfig(_Model):
+    llm: LLMConfig = Field(default_factory=LLMConfig)
+    embedder: EmbedderConfig = Field(default_factory=EmbedderConfig)
+    graph_store: GraphStoreConfig = Field(default_factory=GraphStoreConfig)
+    history_db_path: Path = DEFAULT_HOME / "history.db"
+    custom_fact_extraction_prompt: str | None = None
+    custom_update_memory_prompt: str | None = None
+    custom_invalidation_prompt: str | None = None
+    max_message_chars: int = Field(20_000, ge=100)
+
+    @classmethod
+    def load(cls, data: dict[str, Any] | None) -> MemoryConfig:
+        data = dict(data or {})
+        for key in IGNORED_MEM0_KEYS:
+            if key in data:
+                log.info("config key %r is a mem0 key graphmem does not use; ignored", key)
+                data.pop(key)
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            raise ConfigError(f"invalid graphmem config: {_errors(exc)}") from exc
+
+
+def _errors(exc: ValidationError) -> str:
+    return "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'config'}: {e['msg']}" for e in exc.errors())

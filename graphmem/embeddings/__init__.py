@@ -1,0 +1,22 @@
+"""Embedders: text -> L2-normalised vectors (cosine similarity = dot product).
+
+- :class:`HashingEmbedder` - deterministic lexical hashing, no extra dependencies.
+- :class:`OnnxEmbedder` - local sentence model (``pip install 'graphmem[local]'``).
+- :class:`OpenAIEmbedder` - OpenAI or any OpenAI-compatible embeddings endpoint.
+
+Use :func:`create_embedder` to build one from a provider name and a config dict.
+"""
+
+from graphmem.embeddings.base import PROVIDERS, Embedder, create_embedder
+from graphmem.embeddings.hashing import HashingEmbedder
+from graphmem.embeddings.onnx import OnnxEmbedder
+from graphmem.embeddings.openai import OpenAIEmbedder
+
+__all__ = [
+    "PROVIDERS",
+    "Embedder",
+    "HashingEmbedder",
+    "OnnxEmbedder",
+    "OpenAIEmbedder",
+    "create_embedder",
+]

@@ -1,0 +1,170 @@
+"""The embedder interface shared by every provider.
+
+Subclasses implement :meth:`Embedder._embed`; callers use :meth:`Embedder.embed`, which counts
+calls, validates the shapes, L2-normalises the vectors (so cosine similarity is a plain dot
+product) and translates unexpected failures into :class:`~graphmem.errors.EmbeddingError`.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+
+import numpy as np
+
+from graphmem.errors import EmbeddingError, GraphMemError, InvalidInputError
+
+
+def fallback_vector(dims: int) -> list[float]:
+    """The fixed unit vector used for inputs that carry no signal (one-hot on bucket 0)."""
+    vec = [0.0] * dims
+    vec[0] = 1.0
+    return vec
+
+
+def normalise_rows(matrix: np.ndarray) -> np.ndarray:
+    """L2-normalise each row; rows with zero norm become the fixed fallback unit vector."""
+    matrix = np.asarray(matrix, dtype=np.float64)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    zero = norms[:, 0] == 0.0
+    norms[zero] = 1.0
+    out = matrix / norms
+    if zero.any():
+        out[zero] = 0.0
+        out[zero, 0] = 1.0
+    return out
+
+
+class Embedder(ABC):
+    """Turns texts into L2-normalised float vectors of length :attr:`dims`.
+
+    Attributes:
+        dims: vector dimension, known after construction.
+        name: short identifier such as ``"hashing-256"`` or ``"onnx:all-MiniLM-L6-v2"``.
+        calls: number of non-empty :meth:`embed` calls made (one call = one batch).
+    """
+
+    dims: int
+    name: str
+    calls: int = 0
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self._calls_lock = threading.Lock()
+
+    @abstractmethod
+    def _embed(self, texts: list[str]) -> list[list[float]]:
+        """Embed a non-empty batch. May return unnormalised vectors; embed() normalises."""
+
+    def _expected_dims(self) -> int | None:
+        """The dimension the vectors must have, or None if not known yet (see OpenAIEmbedder)."""
+        return self.dims
+
+    def _count_call(self) -> None:
+        lock = getattr(self, "_calls_lock", None)
+        if lock is None:  # a subclass forgot to call super().__init__()
+            self.calls = getattr(self, "calls", 0) + 1
+            return
+        with lock:
+            self.calls += 1
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """Embed a batch of texts; returns one unit-length vector per text, in order.
+
+        An empty batch returns ``[]`` and is not counted. Errors other than graphmem's own are
+        raised as :class:`EmbeddingError` with the original exception as ``__cause__``.
+        """
+        if isinstance(texts, (str, bytes)):
+            raise InvalidInputError("embed() takes a sequence of strings; use embed_one() for a single text")
+        texts = list(texts)
+        for i, text in enumerate(texts):
+            if not isinstance(text, str):
+                raise InvalidInputError(f"embed() item {i} is {type(text).__name__}, expected str")
+        if not texts:
+            return []
+        self._count_call()
+        try:
+            raw = self._embed(texts)
+        except GraphMemError:
+            raise
+        except Exception as exc:  # translate at the boundary
+            raise EmbeddingError(f"{self.name}: embedding failed: {type(exc).__name__}: {exc}") from exc
+        return self._finish(raw, len(texts))
+
+    def _finish(self, raw: object, count: int) -> list[list[float]]:
+        try:
+            matrix = np.asarray(raw, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise EmbeddingError(f"{self.name}: embedder returned ragged or non-numeric vectors") from exc
+        if matrix.ndim != 2 or matrix.shape[0] != count:
+            raise EmbeddingError(
+                f"{self.name}: expected {count} vectors, got an array of shape {matrix.shape}"
+            )
+        expected = self._expected_dims()
+        if expected is not None and matrix.shape[1] != expected:
+            raise EmbeddingError(
+                f"{self.name}: expected vectors of length {expected}, got {matrix.shape[1]}"
+            )
+        if not np.isfinite(matrix).all():
+            raise EmbeddingError(f"{self.name}: embedder returned NaN or infinite values")
+        return normalise_rows(matrix).tolist()
+
+    def embed_one(self, text: str) -> list[float]:
+        """Embed a single text (one counted call)."""
+        return self.embed([text])[0]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r}, dims={self.dims})"
+
+
+def cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    """Cosine similarity of two vectors (a dot product for the unit vectors embed() returns)."""
+    dot = sum(x * y for x, y in zip(a, b))
+    na = math.sqrt(sum(x * x for x in a))
+    nb = math.sqrt(sum(y * y for y in b))
+    if na == 0.0 or nb == 0.0:
+        return 0.0
+    return dot / (na * nb)
+
+
+PROVIDERS = ("hashing", "onnx", "openai")
+
+
+def create_embedder(provider: str, config: dict | None = None) -> Embedder:
+    """Build an embedder by provider name; ``config`` holds the constructor's keyword arguments.
+
+    ``"hashing"`` -> HashingEmbedder(dims=256); ``"onnx"`` -> OnnxEmbedder(model_dir=..., ...);
+    ``"openai"`` -> OpenAIEmbedder(model=..., api_key=..., ...). Unknown providers or options
+    raise :class:`~graphmem.errors.ConfigError`.
+    """
+    from graphmem.errors import ConfigError
+
+    if config is None:
+        config = {}
+    if not isinstance(config, dict):
+        raise ConfigError(f"embedder config must be a dict, got {type(config).__name__}")
+    key = provider.strip().lower() if isinstance(provider, str) else provider
+    if key == "hashing":
+        from graphmem.embeddings.hashing import HashingEmbedder as cls
+    elif key == "onnx":
+        from graphmem.embeddings.onnx import OnnxEmbedder as cls
+        if "model_dir" not in config:
+            raise ConfigError("the onnx embedder needs config['model_dir'] (folder with model.onnx and tokenizer.json)")
+    elif key == "openai":
+        from graphmem.embeddings.openai import OpenAIEmbedder as cls
+    else:
+        raise ConfigError(
+            f"unknown embedder provider {provider!r}; valid providers: {', '.join(PROVIDERS)}"
+        )
+    import inspect
+
+    accepted = set(inspect.signature(cls.__init__).parameters) - {"self"}
+    unknown = sorted(set(config) - accepted)
+    if unknown:
+        raise ConfigError(
+            f"unknown option(s) for the {key} embedder: {', '.join(map(str, unknown))}; "
+            f"accepted: {', '.join(sorted(accepted))}"
+        )
+    return cls(**config)

@@ -1,0 +1,208 @@
+"""Local sentence embeddings with an ONNX model (e.g. all-MiniLM-L6-v2), no network needed.
+
+Needs the optional extra ``pip install 'graphmem[local]'`` (onnxruntime + tokenizers).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from graphmem.embeddings.base import Embedder
+from graphmem.errors import ConfigError, EmbeddingError
+
+_INSTALL_HINT = "pip install 'graphmem[local]'"
+_POOLING_MODES = ("mean", "cls", "max", "mean_sqrt_len")
+_DTYPES = {"tensor(int64)": np.int64, "tensor(int32)": np.int32}
+_KNOWN_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+
+
+def _read_pooling(model_dir: Path) -> str:
+    """Pooling mode from a sentence-transformers pooling config; mean when absent."""
+    for candidate in (model_dir / "pooling_config.json", model_dir / "1_Pooling" / "config.json"):
+        if not candidate.is_file():
+            continue
+        try:
+            cfg = json.loads(candidate.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f"cannot read pooling config {candidate}: {exc}") from exc
+        if cfg.get("pooling_mode_cls_token"):
+            return "cls"
+        if cfg.get("pooling_mode_max_tokens"):
+            return "max"
+        if cfg.get("pooling_mode_mean_sqrt_len_tokens"):
+            return "mean_sqrt_len"
+        if cfg.get("pooling_mode_mean_tokens", True):
+            return "mean"
+        raise ConfigError(f"unsupported pooling mode in {candidate}; supported: {', '.join(_POOLING_MODES)}")
+    return "mean"
+
+
+def _max_positions(model_dir: Path) -> int | None:
+    """max_position_embeddings from a Hugging Face config.json, if there is one."""
+    try:
+        cfg = json.loads((model_dir / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    value = cfg.get("max_position_embeddings") if isinstance(cfg, dict) else None
+    return value if isinstance(value, int) and value > 1 else None
+
+
+def _display_name(model_dir: Path) -> str:
+    name = model_dir.resolve().name
+    for suffix in ("-onnx", "_onnx", ".onnx"):
+        if name.lower().endswith(suffix) and len(name) > len(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+class OnnxEmbedder(Embedder):
+    """Sentence embeddings from ``model_dir/model.onnx`` and ``model_dir/tokenizer.json``.
+
+    Texts are tokenised with padding (to the longest text of each batch) and truncation at
+    ``max_length`` tokens, run through the model on CPU in batches of ``batch_size``, pooled over
+    the attention mask (mode read from ``pooling_config.json``; mean by default) and
+    L2-normalised. ``threads`` sets onnxruntime's intra-op thread count (default: its own).
+    """
+
+    def __init__(
+        self,
+        model_dir: str | os.PathLike[str],
+        max_length: int = 256,
+        batch_size: int = 32,
+        threads: int | None = None,
+    ) -> None:
+        super().__init__()
+        if not isinstance(max_length, int) or max_length < 2:
+            raise ConfigError(f"OnnxEmbedder max_length must be an integer >= 2, got {max_length!r}")
+        if not isinstance(batch_size, int) or batch_size < 1:
+            raise ConfigError(f"OnnxEmbedder batch_size must be a positive integer, got {batch_size!r}")
+        if threads is not None and (not isinstance(threads, int) or threads < 1):
+            raise ConfigError(f"OnnxEmbedder threads must be a positive integer or None, got {threads!r}")
+
+        self.model_dir = Path(model_dir).expanduser()
+        if not self.model_dir.is_dir():
+            raise ConfigError(f"ONNX model folder not found: {self.model_dir}")
+        model_path = self.model_dir / "model.onnx"
+        tokenizer_path = self.model_dir / "tokenizer.json"
+        for required in (model_path, tokenizer_path):
+            if not required.is_file():
+                raise ConfigError(f"ONNX model folder {self.model_dir} has no {required.name} (expected {required})")
+
+        try:
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+        except ImportError as exc:
+            raise ConfigError(
+                f"the local ONNX embedder needs onnxruntime and tokenizers: {_INSTALL_HINT}"
+            ) from exc
+
+        max_positions = _max_positions(self.model_dir)
+        if max_positions is not None and max_length > max_positions:
+            max_length = max_positions  # longer inputs would overflow the position embeddings
+        self.max_length = max_length
+        self.batch_size = batch_size
+        self.threads = threads
+        self.pooling = _read_pooling(self.model_dir)
+        self.name = f"onnx:{_display_name(self.model_dir)}"
+
+        try:
+            tokenizer = Tokenizer.from_file(str(tokenizer_path))
+        except Exception as exc:
+            raise ConfigError(f"cannot load tokenizer {tokenizer_path}: {exc}") from exc
+        padding = tokenizer.padding or {}
+        pad_token = padding.get("pad_token") or "[PAD]"
+        pad_id = padding.get("pad_id")
+        if pad_id is None:
+            pad_id = tokenizer.token_to_id(pad_token)
+        if pad_id is None:
+            pad_id = 0
+        # tokenizer.json may ship fixed-length padding/truncation; pad to the batch's longest
+        # text instead (much faster for short texts) and truncate at our max_length.
+        tokenizer.enable_padding(pad_id=pad_id, pad_token=pad_token, pad_type_id=padding.get("pad_type_id", 0))
+        tokenizer.enable_truncation(max_length=max_length)
+        self._tokenizer = tokenizer
+
+        options = ort.SessionOptions()
+        if threads is not None:
+            options.intra_op_num_threads = threads
+            options.inter_op_num_threads = 1
+        options.log_severity_level = 3
+        try:
+            self._session = ort.InferenceSession(
+                str(model_path), sess_options=options, providers=["CPUExecutionProvider"]
+            )
+        except Exception as exc:
+            raise ConfigError(f"cannot load ONNX model {model_path}: {exc}") from exc
+
+        self._inputs: dict[str, Any] = {}
+        for node in self._session.get_inputs():
+            if node.name not in _KNOWN_INPUTS:
+                raise ConfigError(
+                    f"ONNX model {model_path} declares an unsupported input {node.name!r}; "
+                    f"supported inputs: {', '.join(_KNOWN_INPUTS)}"
+                )
+            self._inputs[node.name] = _DTYPES.get(node.type, np.int64)
+        if "input_ids" not in self._inputs:
+            raise ConfigError(f"ONNX model {model_path} has no input_ids input")
+
+        outputs = self._session.get_outputs()
+        by_name = {o.name: o for o in outputs}
+        output = by_name.get("last_hidden_state") or by_name.get("token_embeddings") or outputs[0]
+        self._output_name = output.name
+        last_dim = output.shape[-1] if output.shape else None
+        if isinstance(last_dim, int) and last_dim > 0:
+            self.dims = last_dim
+        else:  # symbolic dimension: ask the model once
+            self.dims = len(self._run(["dimension probe"])[0])
+
+    # -- inference -----------------------------------------------------------------------
+
+    def _run(self, texts: list[str]) -> np.ndarray:
+        encodings = self._tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        feeds: dict[str, np.ndarray] = {}
+        for name, dtype in self._inputs.items():
+            if name == "input_ids":
+                feeds[name] = ids.astype(dtype, copy=False)
+            elif name == "attention_mask":
+                feeds[name] = mask.astype(dtype, copy=False)
+            else:  # token_type_ids
+                feeds[name] = np.array([e.type_ids for e in encodings], dtype=dtype)
+        (hidden,) = self._session.run([self._output_name], feeds)
+        hidden = np.asarray(hidden, dtype=np.float32)
+        if hidden.ndim == 2:  # the model already pools
+            return hidden
+        if hidden.ndim != 3:
+            raise EmbeddingError(f"{self.name}: unexpected model output shape {hidden.shape}")
+        weights = mask.astype(np.float32)[:, :, None]
+        if self.pooling == "cls":
+            return hidden[:, 0, :]
+        if self.pooling == "max":
+            masked = np.where(weights > 0, hidden, -np.inf)
+            return masked.max(axis=1)
+        summed = (hidden * weights).sum(axis=1)
+        counts = np.clip(weights.sum(axis=1), 1e-9, None)
+        if self.pooling == "mean_sqrt_len":
+            return summed / np.sqrt(counts)
+        return summed / counts
+
+    def _embed(self, texts: list[str]) -> np.ndarray:  # type: ignore[override]
+        # Sort by length so each batch pads to similar lengths; restore the order afterwards.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        result = np.empty((len(texts), self.dims), dtype=np.float32)
+        for start in range(0, len(order), self.batch_size):
+            chunk = order[start : start + self.batch_size]
+            result[chunk] = self._run([texts[i] for i in chunk])
+        return result
+
+    def __repr__(self) -> str:
+        return (
+            f"OnnxEmbedder(model_dir={str(self.model_dir)!r}, dims={self.dims}, "
+            f"max_length={self.max_length}, batch_size={self.batch_size}, pooling={self.pooling!r})"
+        )

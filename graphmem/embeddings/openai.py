@@ -1,0 +1,127 @@
+"""Embeddings from the OpenAI API or any OpenAI-compatible ``/v1/embeddings`` endpoint."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from graphmem.embeddings.base import Embedder
+from graphmem.errors import ConfigError, EmbeddingError
+
+KNOWN_DIMS = {
+    "text-embedding-3-small": 1536,
+    "text-embedding-3-large": 3072,
+    "text-embedding-ada-002": 1536,
+}
+# The API accepts at most 2048 inputs per request; bigger batches are split (still one call).
+_MAX_INPUTS_PER_REQUEST = 2048
+
+
+class OpenAIEmbedder(Embedder):
+    """Calls ``client.embeddings.create`` of the ``openai`` SDK.
+
+    ``api_key`` defaults to ``$OPENAI_API_KEY``; ``base_url`` to the SDK default (which honours
+    ``$OPENAI_BASE_URL``). ``dims`` is sent as ``dimensions`` when given; otherwise it is known
+    for the OpenAI models in :data:`KNOWN_DIMS` and taken from the first response for others.
+    The key is never shown by ``repr()`` or in error messages.
+    """
+
+    def __init__(
+        self,
+        model: str = "text-embedding-3-small",
+        api_key: str | None = None,
+        base_url: str | None = None,
+        dims: int | None = None,
+        timeout: float = 30,
+        max_retries: int = 3,
+    ) -> None:
+        super().__init__()
+        if not isinstance(model, str) or not model.strip():
+            raise ConfigError("OpenAIEmbedder needs a model name")
+        if dims is not None and (isinstance(dims, bool) or not isinstance(dims, int) or dims < 1):
+            raise ConfigError(f"OpenAIEmbedder dims must be a positive integer or None, got {dims!r}")
+        if not isinstance(max_retries, int) or max_retries < 0:
+            raise ConfigError(f"OpenAIEmbedder max_retries must be an integer >= 0, got {max_retries!r}")
+        if not isinstance(timeout, (int, float)) or timeout <= 0:
+            raise ConfigError(f"OpenAIEmbedder timeout must be a positive number, got {timeout!r}")
+        key = api_key or os.environ.get("OPENAI_API_KEY")
+        if not key:
+            raise ConfigError("OpenAIEmbedder needs an API key: pass api_key or set OPENAI_API_KEY")
+        try:
+            import openai
+        except ImportError as exc:
+            raise ConfigError("the OpenAI embedder needs the openai package: pip install openai") from exc
+
+        self.model = model
+        self.name = f"openai:{model}"
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self._request_dims = dims
+        self._dims: int | None = dims if dims is not None else KNOWN_DIMS.get(model)
+        self._openai = openai
+        try:
+            self._client = openai.OpenAI(
+                api_key=key, base_url=base_url, timeout=timeout, max_retries=max_retries
+            )
+        except Exception as exc:
+            raise ConfigError(f"cannot create the OpenAI client: {type(exc).__name__}") from exc
+        self.base_url = str(self._client.base_url)
+
+    # dims is known up front for known models or when given; otherwise one probe request.
+    @property
+    def dims(self) -> int:  # type: ignore[override]
+        if self._dims is None:
+            self.embed(["dimension probe"])
+        assert self._dims is not None
+        return self._dims
+
+    def _expected_dims(self) -> int | None:
+        return self._dims
+
+    def _request(self, texts: list[str]) -> list[list[float]]:
+        kwargs: dict[str, Any] = {"model": self.model, "input": texts, "encoding_format": "float"}
+        if self._request_dims is not None:
+            kwargs["dimensions"] = self._request_dims
+        openai = self._openai
+        try:
+            response = self._client.embeddings.create(**kwargs)
+        except openai.APITimeoutError as exc:
+            raise EmbeddingError(
+                f"{self.name}: request to {self.base_url} timed out after {self.timeout}s"
+            ) from exc
+        except openai.APIConnectionError as exc:
+            raise EmbeddingError(f"{self.name}: cannot reach {self.base_url}: {exc}") from exc
+        except openai.APIStatusError as exc:
+            raise EmbeddingError(
+                f"{self.name}: {self.base_url} answered HTTP {exc.status_code}: {exc.message}"
+            ) from exc
+        except openai.OpenAIError as exc:
+            raise EmbeddingError(f"{self.name}: request to {self.base_url} failed: {exc}") from exc
+        data = sorted(response.data, key=lambda item: item.index)
+        if len(data) != len(texts):
+            raise EmbeddingError(
+                f"{self.name}: {self.base_url} returned {len(data)} embeddings for {len(texts)} inputs"
+            )
+        return [list(item.embedding) for item in data]
+
+    def _embed(self, texts: list[str]) -> list[list[float]]:
+        # The API rejects empty inputs; those get a zero vector, which embed() turns into the
+        # fixed fallback unit vector.
+        send = [i for i, text in enumerate(texts) if text.strip()]
+        vectors: dict[int, list[float]] = {}
+        for start in range(0, len(send), _MAX_INPUTS_PER_REQUEST):
+            chunk = send[start : start + _MAX_INPUTS_PER_REQUEST]
+            for i, vec in zip(chunk, self._request([texts[i] for i in chunk])):
+                vectors[i] = vec
+        if self._dims is None:
+            if not vectors:
+                raise EmbeddingError(f"{self.name}: cannot learn the vector size from empty texts only")
+            self._dims = len(next(iter(vectors.values())))
+        zero = [0.0] * self._dims
+        return [vectors.get(i, zero) for i in range(len(texts))]
+
+    def __repr__(self) -> str:
+        return (
+            f"OpenAIEmbedder(model={self.model!r}, base_url={self.base_url!r}, "
+            f"dims={self._dims}, timeout={self.timeout}, max_retries={self.max_retries})"
+        )

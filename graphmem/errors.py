@@ -1,0 +1,81 @@
+"""graphmem's exceptions. Every error the library raises on purpose derives from GraphMemError.
+
+    GraphMemError
+    ├── ConfigError            invalid configuration (unknown provider, missing model folder, ...)
+    ├── InvalidInputError      bad arguments from the caller (no scope, unserialisable metadata, ...)
+    │   └── MissingScopeError  none of user_id / agent_id / run_id was given
+    ├── NotFoundError          an id that does not exist in the scope
+    ├── LLMError               the LLM could not be used
+    │   ├── LLMUnavailableError    transport failure or retries exhausted (429, 5xx, timeouts)
+    │   └── LLMResponseError       the answer could not be used (no tool call, invalid arguments)
+    ├── EmbeddingError         the embedder failed
+    └── StoreError             the graph store failed
+        └── StoreUnavailableError  the database cannot be reached (message names the URL)
+
+Driver, HTTP and SDK exceptions are translated at the boundary with ``raise ... from exc`` so the
+original stays available as ``__cause__``.
+"""
+
+from __future__ import annotations
+
+
+class GraphMemError(Exception):
+    """Root of every error graphmem raises."""
+
+
+class ConfigError(GraphMemError):
+    """The configuration is invalid or incomplete."""
+
+
+class InvalidInputError(GraphMemError, ValueError):
+    """An argument given to the public API is invalid."""
+
+
+class MissingScopeError(InvalidInputError):
+    """None of user_id, agent_id, run_id was given."""
+
+
+class NotFoundError(GraphMemError, KeyError):
+    """The requested id does not exist."""
+
+    def __str__(self) -> str:  # KeyError quotes its message; keep it readable
+        return str(self.args[0]) if self.args else ""
+
+
+class LLMError(GraphMemError):
+    """The LLM could not produce a usable answer."""
+
+
+class LLMUnavailableError(LLMError):
+    """The LLM endpoint failed (transport error, rate limit or server error) after bounded retries."""
+
+
+class LLMResponseError(LLMError):
+    """The LLM answered, but not with a usable tool call."""
+
+
+class EmbeddingError(GraphMemError):
+    """The embedder failed."""
+
+
+class StoreError(GraphMemError):
+    """The graph store failed."""
+
+
+class StoreUnavailableError(StoreError):
+    """The graph store cannot be reached."""
+
+
+__all__ = [
+    "ConfigError",
+    "EmbeddingError",
+    "GraphMemError",
+    "InvalidInputError",
+    "LLMError",
+    "LLMResponseError",
+    "LLMUnavailableError",
+    "MissingScopeError",
+    "NotFoundError",
+    "StoreError",
+    "StoreUnavailableError",
+]

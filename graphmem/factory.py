@@ -1,0 +1,59 @@
+"""Build the configured parts (LLM, embedder, store) from a MemoryConfig."""
+
+from __future__ import annotations
+
+import openai
+
+from graphmem.config import LLM_PROVIDERS, EmbedderConfig, GraphStoreConfig, LLMConfig, Neo4jSettings
+from graphmem.embeddings import Embedder, create_embedder
+from graphmem.errors import ConfigError
+from graphmem.llm import LLM, OpenAILLM
+from graphmem.stores.base import GraphStore
+
+
+def build_llm(config: LLMConfig) -> LLM:
+    s = config.config
+    key = s.api_key.get_secret_value() if s.api_key else None
+    base_url = s.base_url or LLM_PROVIDERS[config.provider]
+    if key is None and base_url is not None:
+        key = "not-needed"  # local servers (vLLM, Ollama) accept any key; the SDK insists on one
+    try:
+        client: openai.OpenAI | None = None
+        if config.provider == "azure_openai":
+            client = openai.AzureOpenAI(
+                api_key=key, api_version=s.api_version, azure_endpoint=s.azure_endpoint, timeout=s.timeout, max_retries=0
+            )
+        return OpenAILLM(
+            model=s.model,
+            api_key=key,
+            base_url=base_url,
+            temperature=s.temperature,
+            max_tokens=s.max_tokens,
+            timeout=s.timeout,
+            max_retries=s.max_retries,
+            retry_wait=s.retry_wait,
+            client=client,
+        )
+    except openai.OpenAIError as exc:
+        raise ConfigError(f"LLM ({config.provider}): {exc}. Set OPENAI_API_KEY or llm.config.api_key.") from exc
+
+
+def build_embedder(config: EmbedderConfig) -> Embedder:
+    return create_embedder(config.provider, dict(config.config))
+
+
+def build_store(config: GraphStoreConfig, embedding_dims: int) -> GraphStore:
+    settings = config.settings()
+    if isinstance(settings, Neo4jSettings):
+        from graphmem.stores.neo4j import Neo4jStore
+
+        return Neo4jStore(
+            url=settings.url,
+            username=settings.username,
+            password=settings.password.get_secret_value() if settings.password else None,
+            database=settings.database,
+            embedding_dims=embedding_dims,
+        )
+    from graphmem.stores.embedded import EmbeddedStore
+
+    return EmbeddedStore(path=settings.path.expanduser(), embedding_dims=embedding_dims)

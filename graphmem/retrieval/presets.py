@@ -1,0 +1,35 @@
+"""Named, typed search presets so callers and benchmarks can compare retrieval set-ups."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class SearchPreset:
+    name: str
+    #: RRF weight per signal; a signal with weight 0 is ignored
+    weights: dict[str, float] = field(default_factory=dict)
+    rrf_k: int = 60
+    seed_top_k: int = 10
+    seed_threshold: float = 0.3
+
+
+HYBRID = SearchPreset("hybrid", {"vector": 1.0, "bm25": 1.0, "fulltext": 0.5, "seed": 0.5})
+VECTOR_ONLY = SearchPreset("vector", {"vector": 1.0})
+BM25_ONLY = SearchPreset("bm25", {"bm25": 1.0})
+
+PRESETS = {p.name: p for p in (HYBRID, VECTOR_ONLY, BM25_ONLY)}
+
+
+def get_preset(preset: str | SearchPreset | None) -> SearchPreset:
+    from graphmem.errors import InvalidInputError
+
+    if preset is None:
+        return HYBRID
+    if isinstance(preset, SearchPreset):
+        return preset
+    try:
+        return PRESETS[preset]
+    except KeyError:
+        raise InvalidInputError(f"unknown search preset {preset!r}; choose one of {', '.join(PRESETS)}") from None

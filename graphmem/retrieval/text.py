@@ -1,0 +1,75 @@
+"""Tokenisation and BM25 for ranking short texts (relation triples, memory facts)."""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections import Counter
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+#: Function words that carry no retrieval signal. Deliberately short: pronouns like "my" are
+#: handled by the retriever (they seed the user's node), not here.
+STOPWORDS = frozenset(
+    "a an the and or but of to in on at for with by from as is are was were be been being do does did "
+    "has have had it its this that these those there here what which who whom whose when where why how "
+    "i me my mine myself you your yours we our us he him his she her they them their "
+    "about into over than then so if not no any some all can could would should will shall may might".split()
+)
+
+FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself", "im", "i'm", "ive", "i've", "id", "i'd", "ill"})
+
+
+def _light_stem(token: str) -> str:
+    """A conservative English suffix strip so "plays", "playing" and "played" meet "play"."""
+    for suffix in ("ing", "ed", "es", "s"):
+        if token.endswith(suffix) and len(token) - len(suffix) >= 3:
+            stem = token[: -len(suffix)]
+            if suffix == "es" and not stem.endswith(("s", "x", "z", "ch", "sh")):
+                stem = token[:-1]
+            return stem
+    return token
+
+
+def tokenize(text: str) -> list[str]:
+    """Lowercased, accent-folded words; snake_case and camelCase split; stopwords dropped; light stemming."""
+    text = _CAMEL.sub(" ", text)
+    text = unicodedata.normalize("NFKD", text)
+    text = "".join(ch for ch in text if not unicodedata.combining(ch)).casefold()
+    return [_light_stem(t) for t in _WORD.findall(text) if t not in STOPWORDS]
+
+
+def mentions_self(text: str) -> bool:
+    """True when a query speaks in the first person ("what do I like?", "my sister")."""
+    words = re.findall(r"[\w']+", text.casefold())
+    return any(w in FIRST_PERSON for w in words)
+
+
+class BM25:
+    """Okapi BM25 over a fixed list of documents (k1 = 1.2, b = 0.75)."""
+
+    def __init__(self, documents: list[str], k1: float = 1.2, b: float = 0.75) -> None:
+        self.k1, self.b = k1, b
+        self.docs = [Counter(tokenize(d)) for d in documents]
+        self.lengths = [sum(c.values()) for c in self.docs]
+        self.avg = (sum(self.lengths) / len(self.lengths)) if self.lengths else 0.0
+        df: Counter[str] = Counter()
+        for doc in self.docs:
+            df.update(doc.keys())
+        n = len(self.docs)
+        self.idf = {t: math.log(1 + (n - f + 0.5) / (f + 0.5)) for t, f in df.items()}
+
+    def scores(self, query: str) -> list[float]:
+        terms = set(tokenize(query))
+        out = []
+        for doc, length in zip(self.docs, self.lengths):
+            s = 0.0
+            for t in terms:
+                tf = doc.get(t)
+                if tf:
+                    denom = tf + self.k1 * (1 - self.b + self.b * length / (self.avg or 1.0))
+                    s += self.idf[t] * tf * (self.k1 + 1) / denom
+            out.append(s)
+        return out

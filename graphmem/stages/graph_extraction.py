@@ -1,0 +1,211 @@
+"""Entities and relations from the newest messages: one request offering both tools.
+
+The tools are ``extract_entities`` and ``establish_relationships`` (README: LLM contract). When the
+model answers with entities but no ``establish_relationships`` call at all, one forced follow-up
+request asks for the relations alone.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from pydantic import BaseModel, Field, field_validator
+
+from graphmem.llm.base import LLM, ToolSpec
+from graphmem.stages.base import PromptTemplate, render_text, validate_items
+from graphmem.stages.conversation import Message, user_prompt
+from graphmem.stages.times import parse_llm_time
+from graphmem.types import canonical_name, display_name, iso, sanitize_relation_type
+
+log = logging.getLogger(__name__)
+
+ENTITIES_TOOL = ToolSpec(
+    name="extract_entities",
+    description="Record the entities the newest messages state something about.",
+    parameters={
+        "type": "object",
+        "properties": {
+            "entities": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "entity": {"type": "string", "description": "name of the entity"},
+                        "entity_type": {"type": "string", "description": "one lowercase type word"},
+                    },
+                    "required": ["entity", "entity_type"],
+                    "additionalProperties": False,
+                },
+            }
+        },
+        "required": ["entities"],
+        "additionalProperties": False,
+    },
+)
+
+RELATIONS_TOOL = ToolSpec(
+    name="establish_relationships",
+    description="Record the relations between entities that the newest messages state.",
+    parameters={
+        "type": "object",
+        "properties": {
+            "relations": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "source": {"type": "string"},
+                        "relationship": {"type": "string", "description": "timeless snake_case verb phrase"},
+                        "destination": {"type": "string"},
+                        "valid_at": {"type": "string", "description": "ISO-8601 date the fact became true, if known"},
+                        "invalid_at": {"type": "string", "description": "ISO-8601 date the fact stopped being true, if known"},
+                    },
+                    "required": ["source", "relationship", "destination"],
+                    "additionalProperties": False,
+                },
+            }
+        },
+        "required": ["relations"],
+        "additionalProperties": False,
+    },
+)
+
+#: Words the model sometimes uses as an entity for the speaker; they resolve to the scope's user.
+SELF_WORDS = frozenset({"i", "me", "my", "mine", "myself", "user", "the user", "self", "speaker"})
+
+
+class EntityArgs(BaseModel):
+    entity: str = Field(min_length=1)
+    entity_type: str = "entity"
+
+    @field_validator("entity_type", mode="before")
+    @classmethod
+    def _type_or_default(cls, v: object) -> object:
+        return v if isinstance(v, str) and v.strip() else "entity"
+
+
+class RelationArgs(BaseModel):
+    source: str = Field(min_length=1)
+    relationship: str = Field(min_length=1)
+    destination: str = Field(min_length=1)
+    valid_at: str | None = None
+    invalid_at: str | None = None
+
+
+@dataclass
+class ExtractedEntity:
+    name: str
+    canonical: str
+    entity_type: str
+
+
+@dataclass
+class ExtractedRelation:
+    source: str  # canonical names
+    relationship: str  # sanitised
+    destination: str
+    valid_at: datetime | None = None
+    invalid_at: datetime | None = None
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.source, self.relationship, self.destination)
+
+
+@dataclass
+class GraphExtraction:
+    entities: dict[str, ExtractedEntity] = field(default_factory=dict)  # by canonical name
+    relations: list[ExtractedRelation] = field(default_factory=list)
+    dropped: int = 0  # malformed or unusable items the model produced
+
+
+def _entity_type(text: str) -> str:
+    return sanitize_relation_type(text).lower() if text else "entity"
+
+
+class GraphExtractionStage:
+    name = "graph_extraction"
+
+    def __init__(self, llm: LLM, custom_prompt: str | None = None) -> None:
+        self.llm = llm
+        self.template = PromptTemplate.load("extract_graph")
+        self.relations_template = PromptTemplate.load("establish_relationships")
+        self.custom_prompt = custom_prompt
+
+    def run(self, messages: list[Message], self_name: str, reference_time: datetime, context: str = "") -> GraphExtraction:
+        values = {"self_name": self_name, "reference_time": iso(reference_time)}
+        system = render_text(self.custom_prompt, values) if self.custom_prompt else self.template.render(**values)
+        chat = [{"role": "system", "content": system}, {"role": "user", "content": user_prompt(messages, reference_time, context)}]
+        result = self.llm.call_tools(self.name, chat, [ENTITIES_TOOL, RELATIONS_TOOL])
+        out = GraphExtraction(dropped=result.dropped)
+        self_key = canonical_name(self_name)
+        self._add_entity(out, self_name, "person", self_name, self_key)
+        for call in result.of(ENTITIES_TOOL.name):
+            items, dropped = validate_items(call.get("entities"), EntityArgs)
+            out.dropped += dropped
+            for item in items:
+                self._add_entity(out, item.entity, item.entity_type, self_name, self_key)
+        relation_calls = result.of(RELATIONS_TOOL.name)
+        if not relation_calls and len(out.entities) > 1:
+            relation_calls = self._ask_relations(out, messages, values, reference_time, context)
+        for call in relation_calls:
+            items, dropped = validate_items(call.get("relations"), RelationArgs)
+            out.dropped += dropped
+            for rel in items:
+                self._add_relation(out, rel, self_name, self_key, derive_entities=not result.of(ENTITIES_TOOL.name))
+        # The user node is kept only when something connects to it.
+        if self_key in out.entities and not any(self_key in (r.source, r.destination) for r in out.relations):
+            if out.entities[self_key].name == self_name and len(out.entities) > 1 or not out.relations:
+                out.entities.pop(self_key)
+        return out
+
+    def _ask_relations(self, out: GraphExtraction, messages: list[Message], values: dict, reference_time: datetime, context: str) -> list[dict]:
+        listing = "\n".join(f"- {e.name} ({e.entity_type})" for e in out.entities.values())
+        system = self.relations_template.render(entities=listing, **values)
+        chat = [{"role": "system", "content": system}, {"role": "user", "content": user_prompt(messages, reference_time, context)}]
+        return self.llm.call_tool(RELATIONS_TOOL.name, chat, RELATIONS_TOOL)
+
+    @staticmethod
+    def _resolve(name: str, self_name: str, self_key: str) -> tuple[str, str]:
+        shown = display_name(name)
+        key = canonical_name(shown)
+        if key in SELF_WORDS or key == self_key:
+            return self_name, self_key
+        return shown, key
+
+    def _add_entity(self, out: GraphExtraction, name: str, entity_type: str, self_name: str, self_key: str) -> str | None:
+        shown, key = self._resolve(name, self_name, self_key)
+        if not key:
+            out.dropped += 1
+            return None
+        if key not in out.entities:
+            out.entities[key] = ExtractedEntity(name=shown, canonical=key, entity_type=_entity_type(entity_type))
+        return key
+
+    def _add_relation(self, out: GraphExtraction, rel: RelationArgs, self_name: str, self_key: str, derive_entities: bool) -> None:
+        ends = []
+        for name in (rel.source, rel.destination):
+            _, key = self._resolve(name, self_name, self_key)
+            if key not in out.entities:
+                if not derive_entities or not key:
+                    out.dropped += 1  # an endpoint the model did not extract: not ours to invent
+                    return
+                self._add_entity(out, name, "entity", self_name, self_key)
+            ends.append(key)
+        if ends[0] == ends[1]:
+            out.dropped += 1
+            return
+        relation = ExtractedRelation(
+            source=ends[0],
+            relationship=sanitize_relation_type(rel.relationship),
+            destination=ends[1],
+            valid_at=parse_llm_time(rel.valid_at),
+            invalid_at=parse_llm_time(rel.invalid_at),
+        )
+        if relation.valid_at and relation.invalid_at and relation.invalid_at <= relation.valid_at:
+            log.info("dropping invalid_at before valid_at for %s", relation.key)
+            relation.invalid_at = None
+        if all(r.key != relation.key for r in out.relations):
+            out.relations.append(relation)

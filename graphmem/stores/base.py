@@ -1,0 +1,109 @@
+"""The store contract. Every store (neo4j, embedded) implements it and passes tests/contract/.
+
+Rules every implementation keeps:
+- Everything is scoped: a method never reads or writes outside the Scope it is given.
+- ``write`` is atomic: all of a GraphWrite is applied or none of it.
+- One method call is a bounded number of database round trips, independent of list lengths
+  (``round_trips`` counts them so tests and benchmarks can check it).
+- Relationship types arrive sanitised (types.sanitize_relation_type) and are still never pasted
+  into query text.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from datetime import datetime
+
+from graphmem.types import Entity, GraphWrite, Relation, Scope
+
+
+@dataclass
+class EntityCandidate:
+    """An extracted entity to resolve against the scope's existing nodes."""
+
+    canonical: str
+    embedding: list[float]
+
+
+@dataclass
+class GraphQuery:
+    """What the retriever asks the graph for: seeds by vector, by name text and by identity."""
+
+    embedding: list[float]
+    text: str
+    seed_canonicals: list[str]  # entities seeded by exact name (e.g. the scope's own user for "my ...")
+    top_k: int = 10  # vector / fulltext seeds
+    threshold: float = 0.3  # minimum cosine of a vector seed
+    as_of: datetime | None = None  # None: current relations only
+    include_invalidated: bool = False
+
+
+class GraphStore(ABC):
+    """A per-scope knowledge graph of entities and bi-temporal relations."""
+
+    #: database round trips made so far (a transaction of several statements counts each statement)
+    round_trips: int = 0
+
+    @abstractmethod
+    def setup(self) -> None:
+        """Create schema (constraints, indexes) idempotently."""
+
+    @abstractmethod
+    def match_entities(self, scope: Scope, candidates: list[EntityCandidate], threshold: float) -> list[Entity | None]:
+        """Resolve each candidate to an existing entity of the scope, in one round trip.
+
+        Exact canonical-name match wins; otherwise the most similar entity with cosine >= threshold;
+        otherwise None. The result is aligned with ``candidates``; a returned Entity carries ``score``.
+        """
+
+    @abstractmethod
+    def relations_around(self, scope: Scope, entity_ids: list[str]) -> list[Relation]:
+        """Current relations (not invalidated, not expired) touching any of the entities; one round trip."""
+
+    @abstractmethod
+    def write(self, write: GraphWrite) -> None:
+        """Apply one add atomically, in this order: invalidations, entities, relations.
+
+        Entities: create new ones (mentions 1) or touch existing ones (mentions + 1, updated_at).
+        Relations: if a current instance of (source, type, destination) exists, add one mention,
+        set updated_at and append the add id to provenance; otherwise create a new instance with
+        valid_at / invalid_at from the write, created_at = write.at, provenance [add_id].
+        Invalidations: set invalid_at and expired_at = write.at on the named current relations of
+        the scope (ids of other scopes or already-expired relations are ignored).
+        """
+
+    @abstractmethod
+    def search_graph(self, scope: Scope, query: GraphQuery) -> list[Relation]:
+        """Relations around the query's seeds, in at most one round trip.
+
+        Each returned relation carries ``scores``: "vector" (best cosine of a seeded endpoint),
+        "fulltext" (name text match of an endpoint, 0..1) and "seed" (1.0 when an endpoint was
+        seeded by name). Filtering: current relations only by default; with ``as_of`` relations
+        with valid_at <= as_of < invalid_at (open ends allowed) that were not expired.
+        """
+
+    @abstractmethod
+    def get_all(self, scope: Scope, include_invalidated: bool = False, limit: int | None = None) -> list[Relation]:
+        """All relations of the scope, oldest first."""
+
+    @abstractmethod
+    def entities(self, scope: Scope) -> list[Entity]:
+        """All entities of the scope, oldest first (without embeddings)."""
+
+    @abstractmethod
+    def delete_all(self, scope: Scope) -> int:
+        """Remove every node and relation of the scope; returns the number of entities removed."""
+
+    @abstractmethod
+    def reset(self) -> None:
+        """Remove everything graphmem stored (all scopes)."""
+
+    def close(self) -> None:
+        """Release connections and files."""
+
+    def __enter__(self) -> GraphStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,197 @@
+"""The embedded store's in-memory state: a networkx MultiDiGraph plus the indexes kept beside it.
+
+Nodes are entities and edges are relation instances keyed by relation id, with the same
+properties as the Neo4j model. The state changes only through :meth:`MemoryGraph.apply`, which
+takes the JSON-ready operations the store journals, so a live change and its replay are the same
+code:
+
+    ["entity", {attrs}]                       create an entity
+    ["touch", entity_id, at]                  one more mention
+    ["relation", {attrs}]                     create a relation instance
+    ["mention", relation_id, add_id, at]      one more mention, add_id joins the provenance
+    ["retire", relation_id, invalid_at, expired_at]
+    ["delete_scope", scope_key]
+    ["reset"]
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from itertools import chain
+from typing import Any
+
+import networkx as nx
+import numpy as np
+
+from graphmem.types import Entity, Relation, iso, parse_time
+
+TIME_FIELDS = frozenset({"created_at", "updated_at", "valid_at", "invalid_at", "expired_at"})
+WORD = re.compile(r"\w+")
+Op = list[Any]
+Attrs = dict[str, Any]
+
+
+@dataclass
+class ScopeIndex:
+    """Per-scope lookup tables, rebuilt lazily after the scope's entities change."""
+
+    ids: list[str]
+    matrix: np.ndarray  # one L2-normalised embedding row per entity
+    tokens: list[frozenset[str]]  # word tokens of each canonical name
+
+
+class MemoryGraph:
+    """Entities and relations of every scope, with lookups by canonical name, scope and relation id."""
+
+    def __init__(self, embedding_dims: int) -> None:
+        self.embedding_dims = embedding_dims
+        self.clear()
+
+    def clear(self) -> None:
+        self.graph = nx.MultiDiGraph()
+        self.by_canonical: dict[tuple[str, str], str] = {}  # (scope key, canonical) -> entity id
+        self.by_scope: dict[str, dict[str, None]] = {}  # scope key -> ordered set of entity ids
+        self._ends: dict[str, tuple[str, str]] = {}  # relation id -> (source id, destination id)
+        self._indexes: dict[str, ScopeIndex] = {}
+        self._seq = 0  # insertion order, the tie-break of "oldest first"
+
+    # --- changes ----------------------------------------------------------------------------
+
+    def apply(self, ops: Iterable[Op]) -> None:
+        for kind, *args in ops:
+            getattr(self, f"_op_{kind}")(*args)
+
+    def _op_entity(self, data: Attrs) -> None:
+        attrs = self._decode(data)
+        self.graph.add_node(attrs["id"], **attrs)
+        self.by_canonical[(attrs["scope"], attrs["canonical"])] = attrs["id"]
+        self.by_scope.setdefault(attrs["scope"], {})[attrs["id"]] = None
+        self._indexes.pop(attrs["scope"], None)
+
+    def _op_touch(self, entity_id: str, at: str) -> None:
+        node = self.graph.nodes[entity_id]
+        node["mentions"] += 1
+        node["updated_at"] = parse_time(at)
+
+    def _op_relation(self, data: Attrs) -> None:
+        attrs = self._decode(data)
+        attrs["provenance"] = list(attrs["provenance"])
+        self.graph.add_edge(attrs["source_id"], attrs["destination_id"], key=attrs["id"], **attrs)
+        self._ends[attrs["id"]] = (attrs["source_id"], attrs["destination_id"])
+
+    def _op_mention(self, relation_id: str, add_id: str, at: str) -> None:
+        d = self.edge(relation_id)
+        assert d is not None
+        d["mentions"] += 1
+        d["updated_at"] = parse_time(at)
+        if add_id not in d["provenance"]:
+            d["provenance"].append(add_id)
+
+    def _op_retire(self, relation_id: str, invalid_at: str, expired_at: str) -> None:
+        d = self.edge(relation_id)
+        assert d is not None
+        d["invalid_at"], d["expired_at"] = parse_time(invalid_at), parse_time(expired_at)
+
+    def _op_delete_scope(self, key: str) -> None:
+        nodes = self.by_scope.pop(key, {})
+        for _, _, rid in chain(self.graph.out_edges(nodes, keys=True), self.graph.in_edges(nodes, keys=True)):
+            self._ends.pop(rid, None)
+        for node in nodes:
+            self.by_canonical.pop((key, self.graph.nodes[node]["canonical"]), None)
+        self.graph.remove_nodes_from(nodes)
+        self._indexes.pop(key, None)
+
+    def _op_reset(self) -> None:
+        self.clear()
+
+    def _decode(self, data: Attrs) -> Attrs:
+        self._seq += 1
+        return {**{k: (parse_time(v) if k in TIME_FIELDS else v) for k, v in data.items()}, "_seq": self._seq}
+
+    # --- snapshots --------------------------------------------------------------------------
+
+    def snapshot(self) -> dict[str, list[Attrs]]:
+        """Everything, JSON-ready, oldest first (so loading it keeps the order)."""
+        nodes = oldest_first(n for _, n in self.graph.nodes(data=True))
+        edges = oldest_first(d for _, _, d in self.graph.edges(data=True))
+        return {"entities": [_encode(n) for n in nodes], "relations": [_encode(d) for d in edges]}
+
+    def load_snapshot(self, snapshot: dict[str, list[Attrs]]) -> None:
+        self.apply(["entity", e] for e in snapshot["entities"])
+        self.apply(["relation", r] for r in snapshot["relations"])
+
+    # --- reads --------------------------------------------------------------------------------
+
+    def in_scope(self, entity_id: str, key: str) -> bool:
+        return entity_id in self.by_scope.get(key, {})
+
+    def edge(self, relation_id: str) -> Attrs | None:
+        ends = self._ends.get(relation_id)
+        return None if ends is None else self.graph.edges[ends[0], ends[1], relation_id]
+
+    def current_instance(self, source_id: str, rel_type: str, destination_id: str, skip: set[str]) -> str | None:
+        """The id of the current relation (source, type, destination), ignoring ids in ``skip``."""
+        for rid, d in (self.graph.get_edge_data(source_id, destination_id) or {}).items():
+            if d["type"] == rel_type and is_current(d) and rid not in skip:
+                return rid
+        return None
+
+    def scope_entities(self, key: str) -> list[Attrs]:
+        return oldest_first(self.graph.nodes[i] for i in self.by_scope.get(key, {}))
+
+    def scope_relations(self, key: str) -> list[Attrs]:
+        """Every relation of the scope (both endpoints are always in the relation's scope)."""
+        return oldest_first(d for _, _, d in self.graph.out_edges(self.by_scope.get(key, {}), data=True))
+
+    def edges_touching(self, entity_ids: Iterable[str]) -> list[Attrs]:
+        ids = list(entity_ids)
+        edges = chain(self.graph.out_edges(ids, keys=True, data=True), self.graph.in_edges(ids, keys=True, data=True))
+        return oldest_first({rid: d for _, _, rid, d in edges}.values())
+
+    def scope_index(self, key: str) -> ScopeIndex:
+        index = self._indexes.get(key)
+        if index is None:
+            nodes = [self.graph.nodes[i] for i in self.by_scope.get(key, {})]
+            rows = np.array([n["embedding"] for n in nodes], dtype=np.float64).reshape(len(nodes), self.embedding_dims)
+            tokens = [frozenset(WORD.findall(n["canonical"].casefold())) for n in nodes]
+            index = self._indexes[key] = ScopeIndex([n["id"] for n in nodes], normalise(rows), tokens)
+        return index
+
+    def entity(self, entity_id: str, score: float | None = None) -> Entity:
+        n = self.graph.nodes[entity_id]
+        return Entity(
+            id=n["id"], name=n["name"], canonical=n["canonical"], entity_type=n["entity_type"],
+            mentions=n["mentions"], created_at=n["created_at"], updated_at=n["updated_at"], score=score,
+        )  # fmt: skip
+
+    def relation(self, d: Attrs, scores: dict[str, float] | None = None) -> Relation:
+        nodes = self.graph.nodes
+        return Relation(
+            id=d["id"], source_id=d["source_id"], source=nodes[d["source_id"]]["name"], relationship=d["type"],
+            destination_id=d["destination_id"], destination=nodes[d["destination_id"]]["name"],
+            valid_at=d["valid_at"], invalid_at=d["invalid_at"], created_at=d["created_at"],
+            expired_at=d["expired_at"], mentions=d["mentions"], provenance=list(d["provenance"]),
+            scores=dict(scores or {}),
+        )  # fmt: skip
+
+
+def _encode(attrs: Attrs) -> Attrs:
+    """JSON-ready attributes: datetimes as ISO strings, internal keys dropped."""
+    return {k: (iso(v) if k in TIME_FIELDS else v) for k, v in attrs.items() if not k.startswith("_")}
+
+
+def oldest_first(items: Iterable[Attrs]) -> list[Attrs]:
+    return sorted(items, key=lambda a: (a["created_at"], a["_seq"]))
+
+
+def is_current(d: Attrs) -> bool:
+    return d["invalid_at"] is None and d["expired_at"] is None
+
+
+def normalise(rows: np.ndarray) -> np.ndarray:
+    """L2-normalise rows defensively; a zero row stays zero (similar to nothing)."""
+    rows = np.asarray(rows, dtype=np.float64)
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    return np.divide(rows, norms, out=np.zeros_like(rows), where=norms > 0)

@@ -1,0 +1,549 @@
+"""A local, scripted, OpenAI-compatible chat-completions server.
+
+It is the only LLM test double of the graphmem test-suite: the library talks to
+it with the real ``openai`` SDK over HTTP, exactly as it would talk to a real
+provider.  ``graphmem demo`` also uses it when no real LLM is configured.
+
+Only the standard library is used.
+
+Example::
+
+    with ScriptedLLMServer() as server:
+        server.enqueue("extract_entities", {"entities": [{"name": "alice", "type": "person"}]})
+        client = openai.OpenAI(base_url=server.base_url, api_key="test")
+        ...
+
+Reply resolution for one request whose tool is ``T`` (the tool named by
+``tool_choice``, else the first entry of ``tools``):
+
+1. an injected fault matching ``T`` (or injected for any tool), oldest first;
+2. the next reply scripted for ``T`` with :meth:`ScriptedLLMServer.enqueue` (FIFO per tool);
+3. the handler set with :meth:`ScriptedLLMServer.set_handler`, if it returns non-``None``;
+4. the default empty reply of ``T`` (see :data:`DEFAULT_REPLIES`); counted in ``unscripted``.
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+import json
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable, Optional, Union
+
+__all__ = [
+    "DEFAULT_REPLIES",
+    "Fault",
+    "RecordedRequest",
+    "Reply",
+    "ScriptedLLMServer",
+]
+
+# A reply: arguments of one tool call (dict), several tool calls of the same
+# tool (list of dicts / raw strings), or a raw arguments string (sent verbatim).
+Reply = Union[dict, list, str]
+Handler = Callable[[Optional[str], dict], Optional[Reply]]
+
+#: Replies used when nothing is scripted for a known tool (unknown tools get ``{}``).
+DEFAULT_REPLIES: dict[str, dict] = {
+    "extract_entities": {"entities": []},
+    "establish_relationships": {"relations": []},
+    "delete_graph_memory": {"relations": []},
+    "extract_facts": {"facts": []},
+    "update_memory": {"memory": []},
+    "summarize": {"summary": ""},
+}
+
+MALFORMED_ARGUMENTS = '{"entities": ['
+UNKNOWN_TOOL_NAME = "not_a_tool"
+NO_TOOL_CALL_TEXT = "I am sorry, I cannot call a tool right now."
+BAD_JSON_BODY = b'{"id": "chatcmpl-broken", "choices": [ <<this is not json>>'
+
+
+class Fault(str, enum.Enum):
+    """Faults that can be injected with :meth:`ScriptedLLMServer.inject`."""
+
+    RATE_LIMIT = "rate_limit"  # HTTP 429, OpenAI-style error, ``retry-after: 0``
+    SERVER_ERROR = "server_error"  # HTTP 500, OpenAI-style error
+    TIMEOUT = "timeout"  # sleep ``delay`` seconds, then answer normally
+    MALFORMED = "malformed"  # 200, tool-call arguments are not JSON
+    UNKNOWN_TOOL = "unknown_tool"  # 200, tool call named "not_a_tool"
+    NO_TOOL_CALL = "no_tool_call"  # 200, plain assistant text, no tool_calls
+    BAD_JSON_BODY = "bad_json_body"  # 200, HTTP body is not JSON
+
+    def __str__(self) -> str:  # "rate_limit" rather than "Fault.RATE_LIMIT"
+        return self.value
+
+
+@dataclass
+class RecordedRequest:
+    """One request received by the server (faulted requests included)."""
+
+    tool: Optional[str]
+    body: dict
+    path: str = "/v1/chat/completions"
+    tools: tuple = ()  # every tool the request offered (several when tool_choice is "required")
+    timestamp: float = field(default_factory=time.time)
+    fault: Optional[Fault] = None  # the fault applied to this request, if any
+
+    @property
+    def messages(self) -> list:
+        return list(self.body.get("messages") or [])
+
+    @property
+    def model(self) -> Optional[str]:
+        return self.body.get("model")
+
+
+@dataclass
+class _FaultEntry:
+    fault: Fault
+    remaining: int
+    tool: Optional[str]
+    delay: float
+
+
+def _tool_of(body: dict) -> Optional[str]:
+    """The tool a request asks for: tool_choice's function, else the first tool."""
+    choice = body.get("tool_choice")
+    if isinstance(choice, dict):
+        fn = choice.get("function")
+        if isinstance(fn, dict) and isinstance(fn.get("name"), str):
+            return fn["name"]
+    tools = body.get("tools")
+    if isinstance(tools, list) and tools:
+        first = tools[0]
+        if isinstance(first, dict):
+            fn = first.get("function")
+            if isinstance(fn, dict) and isinstance(fn.get("name"), str):
+                return fn["name"]
+    return None
+
+
+def _tools_of(body: dict) -> list[str]:
+    """The tools a request wants answered: the forced one, or every offered tool otherwise.
+
+    graphmem offers several tools with tool_choice="required" when one answer should call each of
+    them (entities and relations in one request); the server then answers each offered tool from
+    its own queue. An empty list reply (``[]``) for a tool means "the model did not call it".
+    """
+    choice = body.get("tool_choice")
+    forced = _tool_of(body) if isinstance(choice, dict) else None
+    if forced:
+        return [forced]
+    names = []
+    for entry in body.get("tools") or []:
+        fn = entry.get("function") if isinstance(entry, dict) else None
+        if isinstance(fn, dict) and isinstance(fn.get("name"), str):
+            names.append(fn["name"])
+    return names
+
+
+def _content_length(content: Any) -> int:
+    if isinstance(content, str):
+        return len(content)
+    if isinstance(content, list):  # content parts
+        total = 0
+        for part in content:
+            if isinstance(part, dict) and isinstance(part.get("text"), str):
+                total += len(part["text"])
+            elif isinstance(part, str):
+                total += len(part)
+        return total
+    return 0
+
+
+def _prompt_tokens(body: dict) -> int:
+    messages = body.get("messages")
+    if not isinstance(messages, list):
+        return 0
+    return sum(_content_length(m.get("content")) for m in messages if isinstance(m, dict)) // 4
+
+
+def _validate_reply(reply: Any) -> None:
+    if isinstance(reply, (dict, str)):
+        return
+    if isinstance(reply, list):
+        for item in reply:
+            if not isinstance(item, (dict, str)):
+                raise TypeError(
+                    f"list replies must contain dicts or str, got {type(item).__name__}"
+                )
+        return
+    raise TypeError(
+        f"a reply must be a dict, a list of dicts or a str, got {type(reply).__name__}"
+    )
+
+
+def _arguments_list(reply: Reply) -> list[str]:
+    """Arguments strings of the tool calls of one reply."""
+    items = reply if isinstance(reply, list) else [reply]
+    return [item if isinstance(item, str) else json.dumps(item) for item in items]
+
+
+class _Stopped(Exception):
+    pass
+
+
+class ScriptedLLMServer:
+    """Scripted OpenAI-compatible HTTP server (``/v1/chat/completions``, ``/v1/models``).
+
+    Thread-safe: requests are served concurrently, and the scripting methods may
+    be called from any thread while the server is running.
+    """
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, model: str = "scripted-model"):
+        self.host = host
+        self.port = port
+        self.model = model
+        self._lock = threading.Lock()
+        self._queues: dict[str, deque] = {}
+        self._faults: list[_FaultEntry] = []
+        self._handler: Optional[Handler] = None
+        self._requests: list[RecordedRequest] = []
+        self._unscripted = 0
+        self._httpd: Optional[ThreadingHTTPServer] = None
+        self._thread: Optional[threading.Thread] = None
+        self._stopping = threading.Event()
+        self._ids = itertools.count(1)
+
+    # ------------------------------------------------------------------ lifecycle
+    def start(self) -> "ScriptedLLMServer":
+        """Bind and serve in a daemon thread. Idempotent; returns ``self``."""
+        if self._httpd is not None:
+            return self
+        self._stopping.clear()
+        httpd = _HTTPServer((self.host, self.port), _make_handler(self))
+        self.port = httpd.server_address[1]
+        self._httpd = httpd
+        self._thread = threading.Thread(
+            target=httpd.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name=f"ScriptedLLMServer:{self.port}",
+            daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving promptly (pending ``timeout`` sleeps are cut short). Idempotent."""
+        httpd, thread = self._httpd, self._thread
+        if httpd is None:
+            return
+        self._stopping.set()
+        httpd.shutdown()
+        httpd.server_close()
+        if thread is not None:
+            thread.join(timeout=5)
+        self._httpd = None
+        self._thread = None
+
+    def __enter__(self) -> "ScriptedLLMServer":
+        return self.start()
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.stop()
+
+    @property
+    def running(self) -> bool:
+        return self._httpd is not None
+
+    @property
+    def url(self) -> str:
+        """Server root, e.g. ``http://127.0.0.1:PORT``."""
+        if self._httpd is None:
+            raise RuntimeError("ScriptedLLMServer is not started")
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def base_url(self) -> str:
+        """OpenAI base URL, e.g. ``http://127.0.0.1:PORT/v1``."""
+        return self.url + "/v1"
+
+    # ------------------------------------------------------------------ scripting
+    def enqueue(self, tool: str, *replies: Reply) -> None:
+        """Queue replies for ``tool`` (consumed FIFO, independently per tool).
+
+        Each reply is a dict (arguments of one tool call named ``tool``), a list
+        of dicts (several tool calls in one response) or a str (sent verbatim as
+        the arguments string, e.g. to test malformed JSON).
+        """
+        for reply in replies:
+            _validate_reply(reply)
+        with self._lock:
+            self._queues.setdefault(tool, deque()).extend(replies)
+
+    def set_handler(self, fn: Optional[Handler]) -> None:
+        """``fn(tool, request_body) -> reply | None``, consulted when ``tool``'s queue
+        is empty; ``None`` falls through to the default reply. ``set_handler(None)`` clears it."""
+        with self._lock:
+            self._handler = fn
+
+    def inject(
+        self,
+        fault: Union[Fault, str],
+        times: int = 1,
+        tool: Optional[str] = None,
+        delay: float = 5.0,
+    ) -> None:
+        """Answer the next ``times`` requests for ``tool`` (any tool if ``None``) with ``fault``.
+
+        Faults take precedence over scripted replies and are consumed oldest first.
+        """
+        fault = Fault(fault)
+        if times < 1:
+            raise ValueError("times must be >= 1")
+        with self._lock:
+            self._faults.append(_FaultEntry(fault, int(times), tool, float(delay)))
+
+    def reset(self) -> None:
+        """Clear queues, faults, recorded requests, the handler and ``unscripted``."""
+        with self._lock:
+            self._queues.clear()
+            self._faults.clear()
+            self._requests.clear()
+            self._handler = None
+            self._unscripted = 0
+
+    # ------------------------------------------------------------------ inspection
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        """Snapshot of the recorded requests, in arrival order."""
+        with self._lock:
+            return list(self._requests)
+
+    def calls(self, tool: Optional[str] = None) -> int:
+        """Number of requests received (faulted ones included), optionally for one tool."""
+        with self._lock:
+            if tool is None:
+                return len(self._requests)
+            return sum(1 for r in self._requests if tool in (r.tools or (r.tool,)))
+
+    def pending(self, tool: Optional[str] = None) -> int:
+        """Number of scripted replies not yet consumed, optionally for one tool."""
+        with self._lock:
+            if tool is not None:
+                return len(self._queues.get(tool, ()))
+            return sum(len(q) for q in self._queues.values())
+
+    @property
+    def unscripted(self) -> int:
+        """Requests answered with a default reply (nothing scripted, no handler answer)."""
+        with self._lock:
+            return self._unscripted
+
+    # ------------------------------------------------------------------ internals
+    def _record_and_take_fault(self, path: str, body: dict) -> tuple[Optional[str], Optional[_FaultEntry]]:
+        tool = _tool_of(body)
+        tools = tuple(_tools_of(body))
+        with self._lock:
+            entry = None
+            for candidate in self._faults:
+                if candidate.tool is None or candidate.tool == tool or candidate.tool in tools:
+                    entry = candidate
+                    break
+            taken = None
+            if entry is not None:
+                entry.remaining -= 1
+                if entry.remaining <= 0:
+                    self._faults.remove(entry)
+                taken = _FaultEntry(entry.fault, 1, entry.tool, entry.delay)
+            self._requests.append(
+                RecordedRequest(tool=tool, body=body, path=path, fault=taken.fault if taken else None, tools=tools)
+            )
+        return tool, taken
+
+    def _next_reply(self, tool: Optional[str], body: dict) -> Optional[Reply]:
+        """Scripted reply, handler reply or default; ``None`` means "no tool call"."""
+        with self._lock:
+            queue = self._queues.get(tool) if tool is not None else None
+            if queue:
+                return queue.popleft()
+            handler = self._handler
+        if handler is not None:
+            reply = handler(tool, body)
+            if reply is not None:
+                _validate_reply(reply)
+                return reply
+        with self._lock:
+            self._unscripted += 1
+        if tool is None:
+            return None
+        return dict(DEFAULT_REPLIES.get(tool, {}))
+
+    def _completion(
+        self,
+        body: dict,
+        tool_calls: Optional[list[tuple[str, str]]],
+        content: Optional[str] = None,
+    ) -> dict:
+        n = next(self._ids)
+        message: dict[str, Any] = {"role": "assistant", "content": content, "refusal": None}
+        if tool_calls:
+            message["content"] = None
+            message["tool_calls"] = [
+                {
+                    "id": f"call_{n}_{i}",
+                    "type": "function",
+                    "function": {"name": name, "arguments": arguments},
+                }
+                for i, (name, arguments) in enumerate(tool_calls)
+            ]
+            completion_len = sum(len(arguments) for _, arguments in tool_calls)
+            finish_reason = "tool_calls"
+        else:
+            completion_len = len(content or "")
+            finish_reason = "stop"
+        prompt_tokens = _prompt_tokens(body)
+        completion_tokens = completion_len // 4
+        model = body.get("model") if isinstance(body.get("model"), str) else self.model
+        return {
+            "id": f"chatcmpl-scripted-{n}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": model or self.model,
+            "choices": [
+                {"index": 0, "message": message, "finish_reason": finish_reason, "logprobs": None}
+            ],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
+        }
+
+    def _respond(self, path: str, body: dict) -> tuple[int, dict[str, str], bytes]:
+        """Compute (status, extra headers, body bytes) for a chat-completions request."""
+        tool, fault = self._record_and_take_fault(path, body)
+        kind = fault.fault if fault is not None else None
+
+        if kind is Fault.RATE_LIMIT:
+            return 429, {"retry-after": "0", "retry-after-ms": "0"}, _error_bytes(
+                "Rate limit reached (scripted fault).", "rate_limit_error", "rate_limit_exceeded"
+            )
+        if kind is Fault.SERVER_ERROR:
+            return 500, {}, _error_bytes(
+                "The server had an error while processing your request (scripted fault).",
+                "server_error",
+                None,
+            )
+        if kind is Fault.BAD_JSON_BODY:
+            return 200, {}, BAD_JSON_BODY
+        if kind is Fault.MALFORMED:
+            return 200, {}, _json_bytes(self._completion(body, [(tool or "", MALFORMED_ARGUMENTS)]))
+        if kind is Fault.UNKNOWN_TOOL:
+            return 200, {}, _json_bytes(self._completion(body, [(UNKNOWN_TOOL_NAME, "{}")]))
+        if kind is Fault.NO_TOOL_CALL:
+            return 200, {}, _json_bytes(self._completion(body, None, NO_TOOL_CALL_TEXT))
+        if kind is Fault.TIMEOUT:
+            if self._stopping.wait(fault.delay):
+                raise _Stopped()
+
+        calls: list[tuple[str, str]] = []
+        for name in _tools_of(body) or [tool]:
+            try:
+                reply = self._next_reply(name, body)
+            except Exception as exc:  # a broken handler: surface it to the client
+                return 500, {}, _error_bytes(
+                    f"ScriptedLLMServer handler failed: {type(exc).__name__}: {exc}",
+                    "scripted_handler_error",
+                    None,
+                )
+            if reply is not None:
+                calls.extend((name or "", arguments) for arguments in _arguments_list(reply))
+        if not calls:
+            return 200, {}, _json_bytes(self._completion(body, None, ""))
+        return 200, {}, _json_bytes(self._completion(body, calls))
+
+    def _models(self) -> dict:
+        return {
+            "object": "list",
+            "data": [{"id": self.model, "object": "model", "created": 0, "owned_by": "graphmem"}],
+        }
+
+    def __repr__(self) -> str:
+        state = f"port={self.port}" if self.running else "stopped"
+        return f"<ScriptedLLMServer {state} model={self.model!r}>"
+
+
+def _json_bytes(obj: Any) -> bytes:
+    return json.dumps(obj).encode("utf-8")
+
+
+def _error_bytes(message: str, type_: str, code: Optional[str]) -> bytes:
+    return _json_bytes({"error": {"message": message, "type": type_, "param": None, "code": code}})
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False  # stop() must not wait for sleeping (timeout-fault) requests
+    allow_reuse_address = True
+    request_queue_size = 128  # listen backlog: many concurrent clients connect at once
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass  # clients going away (timeouts) are expected; stay silent
+
+
+_CHAT_PATHS = {"/v1/chat/completions", "/chat/completions"}
+_MODELS_PATHS = {"/v1/models", "/models"}
+
+
+def _make_handler(server: ScriptedLLMServer) -> type[BaseHTTPRequestHandler]:
+    class _Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.0"  # one request per connection: nothing lingers after stop()
+        server_version = "ScriptedLLMServer/1.0"
+        sys_version = ""
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def _send(self, status: int, payload: bytes, headers: Optional[dict] = None) -> None:
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                for key, value in (headers or {}).items():
+                    self.send_header(key, value)
+                self.end_headers()
+                self.wfile.write(payload)
+                self.wfile.flush()
+            except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError, OSError):
+                pass  # the client gave up (e.g. after a client-side timeout)
+
+        def _path(self) -> str:
+            return self.path.split("?", 1)[0].rstrip("/") or "/"
+
+        def do_GET(self) -> None:
+            path = self._path()
+            if path in _MODELS_PATHS:
+                self._send(200, _json_bytes(server._models()))
+            elif path.startswith("/v1/models/") and path[len("/v1/models/"):] == server.model:
+                self._send(200, _json_bytes(server._models()["data"][0]))
+            else:
+                self._send(404, _error_bytes(f"Unknown path {path}", "invalid_request_error", "not_found"))
+
+        def do_POST(self) -> None:
+            path = self._path()
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length) if length > 0 else b""
+            if path not in _CHAT_PATHS:
+                self._send(404, _error_bytes(f"Unknown path {path}", "invalid_request_error", "not_found"))
+                return
+            try:
+                body = json.loads(raw.decode("utf-8") or "null")
+            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+                self._send(400, _error_bytes(f"Request body is not JSON: {exc}", "invalid_request_error", None))
+                return
+            if not isinstance(body, dict):
+                self._send(400, _error_bytes("Request body must be a JSON object", "invalid_request_error", None))
+                return
+            try:
+                status, headers, payload = server._respond(path, body)
+            except _Stopped:
+                return  # server is stopping; drop the connection
+            self._send(status, payload, headers)
+
+    return _Handler

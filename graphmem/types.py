@@ -1,0 +1,257 @@
+"""Plain data shared by the pipeline, the stores and the retriever.
+
+Names follow one rule: a *canonical* name is the key graphmem matches entities on, the *name* is
+what the user first said. Times are timezone-aware UTC datetimes inside the library and ISO-8601
+strings at the public API.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from graphmem.errors import InvalidInputError, MissingScopeError
+
+#: Entity names longer than this are cut (documented rule: a 10k-character "name" is not a name).
+MAX_NAME_CHARS = 200
+#: Relationship types longer than this are cut after sanitising.
+MAX_REL_TYPE_CHARS = 64
+#: Scope ids longer than this are refused.
+MAX_SCOPE_ID_CHARS = 256
+FALLBACK_REL_TYPE = "RELATED_TO"
+
+_SPACE = re.compile(r"\s+")
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def new_id() -> str:
+    return str(uuid.uuid4())
+
+
+def iso(value: datetime | None) -> str | None:
+    """ISO-8601 UTC with a trailing Z, or None."""
+    if value is None:
+        return None
+    return value.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+def parse_time(value: datetime | str | None, *, field_name: str = "timestamp") -> datetime | None:
+    """Accept a datetime or an ISO-8601 string; naive values are taken as UTC.
+
+    Raises InvalidInputError for anything else, so a caller's bad timestamp fails before any work.
+    """
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        dt = value
+    elif isinstance(value, str):
+        text = value.strip()
+        if text.endswith(("Z", "z")):
+            text = text[:-1] + "+00:00"
+        try:
+            dt = datetime.fromisoformat(text)
+        except ValueError as exc:
+            raise InvalidInputError(f"{field_name} is not ISO-8601: {value!r}") from exc
+    else:
+        raise InvalidInputError(f"{field_name} must be a datetime or an ISO-8601 string, got {type(value).__name__}")
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return dt.astimezone(timezone.utc)
+
+
+def clean_text(text: str) -> str:
+    """NFC-normalise, drop control characters (keeping newlines and tabs), trim."""
+    text = unicodedata.normalize("NFC", text)
+    text = "".join(ch for ch in text if ch in "\n\t" or unicodedata.category(ch)[0] != "C")
+    return text.strip()
+
+
+def display_name(name: str) -> str:
+    """The stored name of an entity: cleaned, single-spaced, at most MAX_NAME_CHARS characters."""
+    return _SPACE.sub(" ", clean_text(name).replace("_", " "))[:MAX_NAME_CHARS].strip()
+
+
+def canonical_name(name: str) -> str:
+    """The matching key of an entity name: NFKC, case-folded, underscores and runs of spaces as one space."""
+    text = unicodedata.normalize("NFKC", display_name(name)).casefold()
+    return _SPACE.sub(" ", text).strip()
+
+
+def sanitize_relation_type(text: str) -> str:
+    """Upper snake case made only of letters, digits and underscores (any script).
+
+    Backticks, quotes, brackets, emoji and Cypher fragments cannot survive this: every character that
+    is not a letter or a digit becomes an underscore. The stores still pass the type as a query
+    parameter; this keeps the type readable as an arrow caption in Neo4j Browser.
+    """
+    text = unicodedata.normalize("NFKC", str(text)).upper()
+    out = "".join(ch if ch.isalnum() and ch.isprintable() else "_" for ch in text)
+    out = re.sub(r"_+", "_", out).strip("_")[:MAX_REL_TYPE_CHARS].strip("_")
+    if not out:
+        return FALLBACK_REL_TYPE
+    if out[0].isdigit():
+        out = "R_" + out
+    return out
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Who a memory belongs to: the combination of user, agent and run ids (at least one is set)."""
+
+    user_id: str | None = None
+    agent_id: str | None = None
+    run_id: str | None = None
+
+    @classmethod
+    def of(cls, user_id: Any = None, agent_id: Any = None, run_id: Any = None) -> Scope:
+        values = {}
+        for arg, value in (("user_id", user_id), ("agent_id", agent_id), ("run_id", run_id)):
+            if value is None:
+                values[arg] = None
+                continue
+            if not isinstance(value, str):
+                raise InvalidInputError(f"{arg} must be a string, got {type(value).__name__}")
+            value = clean_text(value)
+            if not value:
+                raise InvalidInputError(f"{arg} is empty")
+            if len(value) > MAX_SCOPE_ID_CHARS:
+                raise InvalidInputError(f"{arg} is longer than {MAX_SCOPE_ID_CHARS} characters")
+            values[arg] = value
+        if not any(values.values()):
+            raise MissingScopeError("one of user_id, agent_id or run_id is required")
+        return cls(**values)
+
+    @property
+    def key(self) -> str:
+        """One string naming the scope, stored on every node and relation of it."""
+        return json.dumps([self.user_id, self.agent_id, self.run_id], ensure_ascii=False, separators=(",", ":"))
+
+    @property
+    def self_name(self) -> str:
+        """The entity that "I", "me" and "my" resolve to."""
+        return self.user_id or self.agent_id or self.run_id or ""
+
+    def properties(self) -> dict[str, str | None]:
+        return {"user_id": self.user_id, "agent_id": self.agent_id, "run_id": self.run_id}
+
+
+@dataclass
+class Entity:
+    """An entity node as stored."""
+
+    id: str
+    name: str
+    canonical: str
+    entity_type: str
+    mentions: int = 1
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+    embedding: list[float] | None = None
+    score: float | None = None  # similarity when returned by a match
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "name": self.name,
+            "entity_type": self.entity_type,
+            "mentions": self.mentions,
+            "created_at": iso(self.created_at),
+            "updated_at": iso(self.updated_at),
+        }
+
+
+@dataclass
+class Relation:
+    """A relation instance between two entities with both time axes."""
+
+    id: str
+    source_id: str
+    source: str
+    relationship: str
+    destination_id: str
+    destination: str
+    valid_at: datetime | None = None
+    invalid_at: datetime | None = None
+    created_at: datetime | None = None
+    expired_at: datetime | None = None
+    mentions: int = 1
+    provenance: list[str] = field(default_factory=list)
+    score: float | None = None
+    scores: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def is_current(self) -> bool:
+        return self.invalid_at is None and self.expired_at is None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "id": self.id,
+            "source": self.source,
+            "relationship": self.relationship,
+            "destination": self.destination,
+            "valid_at": iso(self.valid_at),
+            "invalid_at": iso(self.invalid_at),
+            "created_at": iso(self.created_at),
+            "expired_at": iso(self.expired_at),
+            "mentions": self.mentions,
+        }
+        if self.score is not None:
+            out["score"] = round(self.score, 6)
+        if self.scores:
+            out["scores"] = {k: round(v, 6) for k, v in self.scores.items()}
+        return out
+
+
+# --- what one add writes, in one transaction -------------------------------------------------
+
+
+@dataclass
+class EntityWrite:
+    """Create the entity (new id) or touch an existing one (mentions + 1, updated_at)."""
+
+    id: str
+    name: str
+    canonical: str
+    entity_type: str
+    embedding: list[float]
+    is_new: bool
+
+
+@dataclass
+class RelationWrite:
+    """Assert a relation: bump the current instance of (source, type, destination) or create one."""
+
+    source_id: str
+    relationship: str
+    destination_id: str
+    valid_at: datetime
+    invalid_at: datetime | None = None
+
+
+@dataclass
+class Invalidation:
+    """Retire a current relation: invalid_at in event time, expired_at = the add's time."""
+
+    relation_id: str
+    invalid_at: datetime
+
+
+@dataclass
+class GraphWrite:
+    add_id: str
+    scope: Scope
+    at: datetime  # transaction time of the add
+    entities: list[EntityWrite] = field(default_factory=list)
+    relations: list[RelationWrite] = field(default_factory=list)
+    invalidations: list[Invalidation] = field(default_factory=list)
+
+    def is_empty(self) -> bool:
+        return not (self.entities or self.relations or self.invalidations)

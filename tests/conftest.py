@@ -1,0 +1,76 @@
+"""Shared fixtures. The Neo4j tests run against a real Neo4j 5.26 (the project's launcher, or the
+server named by GRAPHMEM_NEO4J_URI). They fail when Neo4j is unreachable; set GRAPHMEM_ALLOW_SKIP=1
+to skip them instead on a machine without Java."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from pathlib import Path
+
+import pytest
+
+from graphmem.types import Scope
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared"
+MODEL_DIR = Path(os.environ.get("GRAPHMEM_TEST_MODEL_DIR", SHARED / "models" / "all-MiniLM-L6-v2-onnx"))
+#: One embedding size for the whole session: a Neo4j vector index has one dimension.
+TEST_DIMS = int(os.environ.get("GRAPHMEM_TEST_DIMS", "64"))
+ALLOW_SKIP = os.environ.get("GRAPHMEM_ALLOW_SKIP") == "1"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "neo4j: needs a real Neo4j server")
+
+
+@pytest.fixture(scope="session")
+def neo4j_uri() -> str:
+    """A reachable Neo4j: GRAPHMEM_NEO4J_URI, or the project's launcher started on demand."""
+    uri = os.environ.get("GRAPHMEM_NEO4J_URI")
+    if not uri:
+        from graphmem.launcher import Neo4jLauncher
+
+        try:
+            uri = Neo4jLauncher(root=ROOT).start()
+        except Exception as exc:  # noqa: BLE001 - reported as the reason below
+            if ALLOW_SKIP:
+                pytest.skip(f"Neo4j launcher could not start: {exc}")
+            raise
+    from neo4j import GraphDatabase
+
+    try:
+        with GraphDatabase.driver(uri, auth=None) as driver:
+            driver.verify_connectivity()
+    except Exception as exc:  # noqa: BLE001
+        if ALLOW_SKIP:
+            pytest.skip(f"Neo4j unreachable at {uri}: {exc}")
+        raise
+    return uri
+
+
+@pytest.fixture
+def scope() -> Scope:
+    return Scope.of(user_id=f"user-{uuid.uuid4().hex[:8]}")
+
+
+def make_store(kind: str, request: pytest.FixtureRequest, tmp_path: Path):
+    if kind == "embedded":
+        from graphmem.stores.embedded import EmbeddedStore
+
+        store = EmbeddedStore(path=tmp_path / "graph", embedding_dims=TEST_DIMS)
+    else:
+        from graphmem.stores.neo4j import Neo4jStore
+
+        uri = request.getfixturevalue("neo4j_uri")
+        store = Neo4jStore(url=uri, embedding_dims=TEST_DIMS)
+    store.setup()
+    return store
+
+
+@pytest.fixture(params=["embedded", pytest.param("neo4j", marks=pytest.mark.neo4j)])
+def store(request: pytest.FixtureRequest, tmp_path: Path):
+    """Every store implementation, for the shared contract suite."""
+    s = make_store(request.param, request, tmp_path)
+    yield s
+    s.close()
