@@ -7,8 +7,8 @@
 // (c) the entities named exactly in $seed_canonicals.
 // Time: by default current relations only. With $as_of: valid in event time at $as_of
 // (valid_at <= $as_of < invalid_at, open ends allowed) and not yet expired at $as_of, so a relation
-// retired later still shows up when asking about the past. $include_invalidated drops the
-// current/expired filter (with $as_of the event-time filter stays).
+// retired later still shows up when asking about the past. $include_invalidated: no time filter.
+// Order: best of the three scores first, then oldest first.
 //
 // Parameters: $scope, $embedding, $threshold, $top_k, $scan_limit, $max_k, $fulltext_terms,
 //             $fulltext_scope, $fulltext_limit, $seed_canonicals, $as_of, $include_invalidated,
@@ -64,15 +64,17 @@ WITH node, max(vector) AS vector, max(fulltext) AS fulltext, max(seed) AS seed
 MATCH (node)-[r]-(:Entity)
 WHERE r.scope = $scope
   AND CASE
-    WHEN $as_of IS NULL THEN $include_invalidated OR (r.invalid_at IS NULL AND r.expired_at IS NULL)
+    WHEN $include_invalidated THEN true
+    WHEN $as_of IS NULL THEN r.invalid_at IS NULL AND r.expired_at IS NULL
     ELSE (r.valid_at IS NULL OR r.valid_at <= $as_of)
       AND (r.invalid_at IS NULL OR $as_of < r.invalid_at)
-      AND ($include_invalidated OR r.expired_at IS NULL OR $as_of < r.expired_at)
+      AND (r.expired_at IS NULL OR $as_of < r.expired_at)
   END
 WITH r, max(vector) AS vector, max(fulltext) AS fulltext, max(seed) AS seed
-WITH r, startNode(r) AS s, endNode(r) AS d, vector, fulltext, seed
+WITH r, startNode(r) AS s, endNode(r) AS d, vector, fulltext, seed,
+     reduce(best = 0.0, score IN [vector, fulltext, seed] | CASE WHEN score > best THEN score ELSE best END) AS best
 RETURN r {.id, .valid_at, .invalid_at, .created_at, .updated_at, .expired_at, .mentions, .provenance} AS rel,
        type(r) AS relationship, s.id AS source_id, s.name AS source, d.id AS destination_id, d.name AS destination,
        vector, fulltext, seed
-ORDER BY vector + fulltext + seed DESC, r.created_at, r.id
+ORDER BY best DESC, r.created_at, r.id
 LIMIT $relation_limit

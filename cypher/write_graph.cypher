@@ -4,41 +4,52 @@
 // transaction back when that is not 0, so an add is never half written.
 //
 // Invalidations: relation ids carry no index (Neo4j cannot index a property across relationship
-// types), so they are looked up among the relations leaving the scope's entities.
-// New entities MERGE on (scope, canonical): a concurrent add that created the same name first
-// turns ours into a mention of theirs, and relations find it again through its canonical name.
-// A relation (source, type, destination) with a current instance gets one more mention; otherwise
-// a new instance is created. The type is a parameter even there (Cypher 5.26 dynamic types).
+// types), so they are looked up among the relations leaving the scope's entities. Only current
+// relations of the scope are retired; other ids are ignored.
+// Entities: an existing one (is_new false) is found by id in the scope. Any other is MERGEd on
+// (scope, canonical): a concurrent add that created the same name first turns ours into a mention
+// of theirs. Each stored entity gets one mention per add, however often the add names it.
+// Relations find their endpoints by id, else by the canonical name of the entity written with that
+// id. A relation (source, type, destination) with a current instance gets one more mention;
+// otherwise a new instance is created. The type is a parameter even there (dynamic types).
 //
 // Parameters: $scope, $scope_ids ({user_id, agent_id, run_id}), $at, $add_id,
 //   $invalidations (list of {id, invalid_at}),
-//   $new_entities (list of {id, name, canonical, entity_type, embedding}),
-//   $touched_entities (list of {id}),
+//   $entities (list of {id, name, canonical, entity_type, embedding, is_new}),
 //   $relations (list of {id, type, source_id, source_canonical, destination_id,
 //                        destination_canonical, valid_at, invalid_at})
 CALL () {
   WITH [x IN $invalidations | x.id] AS ids
   WHERE size(ids) > 0
   MATCH (n:Entity)-[r]->()
-  WHERE n.scope = $scope AND r.id IN ids AND r.scope = $scope AND r.expired_at IS NULL
+  WHERE n.scope = $scope AND r.id IN ids AND r.scope = $scope
+    AND r.invalid_at IS NULL AND r.expired_at IS NULL
   WITH r, [x IN $invalidations WHERE x.id = r.id][0] AS x
   SET r.invalid_at = x.invalid_at, r.expired_at = $at, r.updated_at = $at
   RETURN count(r) AS invalidated
 }
 CALL () {
-  UNWIND $new_entities AS x
-  MERGE (e:Entity {scope: $scope, canonical: x.canonical})
-  ON CREATE SET e += $scope_ids, e.id = x.id, e.name = x.name, e.entity_type = x.entity_type,
-                e.mentions = 1, e.created_at = $at, e.updated_at = $at
-  ON MATCH SET e.mentions = e.mentions + 1, e.updated_at = $at
-  WITH e, x WHERE e.id = x.id
-  CALL db.create.setNodeVectorProperty(e, 'embedding', x.embedding)
-}
-CALL () {
-  UNWIND $touched_entities AS x
-  MATCH (e:Entity {id: x.id})
-  WHERE e.scope = $scope
+  UNWIND $entities AS x
+  OPTIONAL MATCH (known:Entity {id: x.id})
+  WHERE known.scope = $scope AND NOT x.is_new
+  CALL (x, known) {
+    WITH * WHERE known IS NOT NULL
+    RETURN known AS e
+    UNION ALL
+    WITH * WHERE known IS NULL
+    MERGE (e:Entity {scope: $scope, canonical: x.canonical})
+    ON CREATE SET e += $scope_ids, e.id = x.id, e.name = x.name, e.entity_type = x.entity_type,
+                  e.mentions = 0, e.created_at = $at
+    WITH e, x
+    CALL (e, x) {
+      WITH * WHERE e.id = x.id AND e.embedding IS NULL
+      CALL db.create.setNodeVectorProperty(e, 'embedding', x.embedding)
+    }
+    RETURN e
+  }
+  WITH DISTINCT e
   SET e.mentions = e.mentions + 1, e.updated_at = $at
+  RETURN count(e) AS entities
 }
 CALL () {
   UNWIND $relations AS x
@@ -57,7 +68,8 @@ CALL () {
     CALL (current) {
       WITH * WHERE current IS NOT NULL
       SET current.mentions = current.mentions + 1, current.updated_at = $at,
-          current.provenance = current.provenance + $add_id
+          current.provenance = CASE WHEN $add_id IN current.provenance THEN current.provenance
+                                    ELSE current.provenance + $add_id END
     }
     CALL (x, s, d, current) {
       WITH * WHERE current IS NULL
@@ -68,4 +80,4 @@ CALL () {
   }
   RETURN sum(CASE WHEN s IS NULL OR d IS NULL THEN 1 ELSE 0 END) AS missing
 }
-RETURN invalidated, missing
+RETURN invalidated, entities, missing

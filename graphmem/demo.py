@@ -110,18 +110,31 @@ def run_demo(config: dict[str, Any] | None = None, out: Callable[[str], None] = 
             for name, story in STORIES.items():
                 out(f"\n== {name} story ==")
                 for text, _ in story:
+                    before = _costs(memory)
                     memory.add(text, **scope)
-                    out(f"\n> {text}")
+                    out(f"\n> {text}    [{_cost_line(before, _costs(memory))}]")
                     rels = memory.store.get_all(_scope(), include_invalidated=True)
                     out(format_graph(rels))
-            hits = memory.search("what sport do I like?", **scope)["relations"]
-            out("\nsearch('what sport do I like?') -> " + (", ".join(f"{h['source']} {h['relationship']} {h['destination']}" for h in hits) or "nothing current"))
+            for question in ("who is my sister?", "do I play badminton?"):
+                before = _costs(memory)
+                hits = memory.search(question, limit=3, **scope)["relations"]
+                found = ", ".join(f"{h['source']} {h['relationship']} {h['destination']}" for h in hits) or "nothing current"
+                out(f"\nsearch({question!r}) -> {found}    [{_cost_line(before, _costs(memory))}]")
     finally:
         if server:
             server.stop()
         if tmp:
             tmp.cleanup()
     return 0
+
+
+def _costs(memory: Any) -> tuple[int, int, int]:
+    return memory.llm.usage.calls, memory.embedder.calls, memory.store.round_trips
+
+
+def _cost_line(before: tuple[int, int, int], after: tuple[int, int, int]) -> str:
+    llm, emb, db = (a - b for a, b in zip(after, before))
+    return f"LLM calls {llm}, embedding calls {emb}, DB round trips {db}"
 
 
 def _scope():

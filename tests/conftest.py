@@ -74,3 +74,26 @@ def store(request: pytest.FixtureRequest, tmp_path: Path):
     s = make_store(request.param, request, tmp_path)
     yield s
     s.close()
+
+
+# --- fail the run when Neo4j tests were required but none passed --------------------------------
+
+_neo4j_passed: list[str] = []
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.when == "call" and report.passed and "neo4j" in report.keywords:
+        _neo4j_passed.append(report.nodeid)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if os.environ.get("GRAPHMEM_REQUIRE_NEO4J") == "1" and not _neo4j_passed and exitstatus == 0:
+        session.exitstatus = 1
+        print("\nFAILED: GRAPHMEM_REQUIRE_NEO4J=1 but no Neo4j test passed", flush=True)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Every test that uses the real Neo4j carries the ``neo4j`` marker (``-m neo4j`` selects them)."""
+    for item in items:
+        if "neo4j_uri" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.neo4j)

@@ -55,9 +55,8 @@ class OpenAILLM(LLM):
     def call_tools(self, stage: str, messages: list[dict[str, str]], tools: list[ToolSpec]) -> ToolCallResult:
         last: Exception | None = None
         for _ in range(self.response_retries + 1):
-            response = self._request(stage, messages, tools)
             try:
-                return self._parse(response, tools)
+                return self._parse(self._request(stage, messages, tools), tools)
             except _NoUsableCall as exc:
                 last = exc
                 log.warning("stage %s: %s; asking again", stage, exc)
@@ -93,8 +92,8 @@ class OpenAILLM(LLM):
             ) from cause
         except openai.APIStatusError as exc:
             raise LLMUnavailableError(f"stage {stage!r}: LLM at {self._endpoint()} refused the request: {_short(exc)}") from exc
-        except openai.OpenAIError as exc:  # e.g. a body that is not JSON
-            raise LLMResponseError(f"stage {stage!r}: unreadable answer from {self._endpoint()}: {_short(exc)}") from exc
+        except (openai.OpenAIError, ValueError) as exc:  # e.g. an HTTP body that is not JSON
+            raise _NoUsableCall(f"unreadable answer from {self._endpoint()}: {_short(exc)}") from exc
         usage = getattr(response, "usage", None)
         with self._lock:
             self.usage.record(stage, getattr(usage, "prompt_tokens", 0) or 0, getattr(usage, "completion_tokens", 0) or 0)

@@ -136,18 +136,17 @@ def write_graph(write: GraphWrite) -> Statement:
             "at": utc(write.at),
             "add_id": write.add_id,
             "invalidations": [{"id": i.relation_id, "invalid_at": utc(i.invalid_at)} for i in write.invalidations],
-            "new_entities": [
+            "entities": [
                 {
                     "id": e.id,
                     "name": e.name,
                     "canonical": e.canonical,
                     "entity_type": e.entity_type,
                     "embedding": vector(e.embedding),
+                    "is_new": bool(e.is_new),
                 }
                 for e in write.entities
-                if e.is_new
             ],
-            "touched_entities": [{"id": e.id} for e in write.entities if not e.is_new],
             "relations": [
                 {
                     "id": new_id(),

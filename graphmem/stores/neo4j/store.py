@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import neo4j
@@ -25,7 +25,7 @@ from neo4j.exceptions import (
     SessionExpired,
 )
 
-from graphmem.errors import ConfigError, GraphMemError, StoreError, StoreUnavailableError
+from graphmem.errors import ConfigError, GraphMemError, InvalidInputError, StoreError, StoreUnavailableError
 from graphmem.stores.base import EntityCandidate, GraphQuery, GraphStore
 from graphmem.stores.neo4j import queries
 from graphmem.stores.neo4j.queries import Statement, VectorPlan
@@ -49,9 +49,12 @@ def redact_url(url: str) -> str:
     return urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
 
 
-def _reason(exc: BaseException) -> str:
-    text = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+def _reason(exc: BaseException, url: str | None = None) -> str:
+    """A short, single-line reason; server errors carry theirs in ``message``."""
+    text = (exc.message if isinstance(exc, Neo4jError) else None) or str(exc) or type(exc).__name__
     text = " ".join(str(text).split())
+    if url and url != redact_url(url):
+        text = text.replace(url, redact_url(url))
     return text if len(text) <= 300 else text[:297] + "..."
 
 
@@ -99,7 +102,7 @@ class Neo4jStore(GraphStore):
                     user_agent="graphmem",
                 )
             except (ConfigurationError, ValueError) as exc:
-                raise ConfigError(f"invalid Neo4j configuration for {redact_url(url)}: {_reason(exc)}") from exc
+                raise ConfigError(f"invalid Neo4j configuration for {redact_url(url)}: {_reason(exc, url)}") from None
         self._driver = driver
 
     def __repr__(self) -> str:
@@ -117,13 +120,13 @@ class Neo4jStore(GraphStore):
         except GraphMemError:
             raise
         except _UNAVAILABLE as exc:
-            raise StoreUnavailableError(f"Neo4j is unreachable at {redact_url(self.url)}: {_reason(exc)}") from exc
+            raise StoreUnavailableError(f"Neo4j is unreachable at {redact_url(self.url)}: {_reason(exc, self.url)}") from exc
         except (Neo4jError, DriverError) as exc:
             code = getattr(exc, "code", None)
             prefix = f"{code}: " if code else ""
-            raise StoreError(f"Neo4j query failed: {prefix}{_reason(exc)}") from exc
+            raise StoreError(f"Neo4j query failed: {prefix}{_reason(exc, self.url)}") from exc
         except OSError as exc:
-            raise StoreUnavailableError(f"Neo4j is unreachable at {redact_url(self.url)}: {_reason(exc)}") from exc
+            raise StoreUnavailableError(f"Neo4j is unreachable at {redact_url(self.url)}: {_reason(exc, self.url)}") from exc
 
     def _count(self) -> None:
         with self._count_lock:
@@ -152,12 +155,9 @@ class Neo4jStore(GraphStore):
         self._count()
         return list(tx.run(stmt.text, dict(stmt.params)))
 
-    def _check_dims(self, what: str, embedding: Sequence[float]) -> None:
+    def _check_dims(self, embedding: Sequence[float]) -> None:
         if len(embedding) != self.embedding_dims:
-            raise ConfigError(
-                f"{what} has {len(embedding)} dimensions but this Neo4j store was created with "
-                f"embedding_dims={self.embedding_dims}; use the same embedder for both"
-            )
+            raise InvalidInputError(f"embedding has {len(embedding)} dimensions, the store expects {self.embedding_dims}")
 
     # --- the store contract ---------------------------------------------------------------------
 
@@ -181,7 +181,7 @@ class Neo4jStore(GraphStore):
         if not candidates:
             return []
         for candidate in candidates:
-            self._check_dims("a candidate embedding", candidate.embedding)
+            self._check_dims(candidate.embedding)
         rows = self._query(queries.match_entities(scope, candidates, threshold, self.vector_plan), read=True)
         found: list[Entity | None] = [None] * len(candidates)
         for row in rows:
@@ -199,24 +199,22 @@ class Neo4jStore(GraphStore):
         if write.is_empty():
             return
         for entity in write.entities:
-            if entity.is_new:
-                self._check_dims(f"the embedding of entity {entity.name!r}", entity.embedding)
+            self._check_dims(entity.embedding)
         stmt = queries.write_graph(write)
 
         def work(tx: neo4j.ManagedTransaction) -> None:
             missing = self._run(tx, stmt)[0]["missing"]
             if missing:
                 # raising inside the transaction function rolls the whole add back
-                raise StoreError(
-                    f"{missing} relation(s) name an entity that does not exist in scope {write.scope.key}; "
-                    "nothing was written"
+                raise InvalidInputError(
+                    f"{missing} relation endpoint(s) are not entities of scope {write.scope.key}; nothing was written"
                 )
 
         self._in_write_transaction(work)
 
     def search_graph(self, scope: Scope, query: GraphQuery) -> list[Relation]:
         if query.embedding:
-            self._check_dims("the query embedding", query.embedding)
+            self._check_dims(query.embedding)
         stmt = queries.search_graph(scope, query, self.vector_plan, self.search_relation_limit)
         return [queries.to_relation(row) for row in self._query(stmt, read=True)]
 
@@ -245,7 +243,3 @@ class Neo4jStore(GraphStore):
         if self._owns_driver:
             with self._translated():
                 self._driver.close()
-
-
-def _unused(*_: Any) -> None:  # pragma: no cover - keeps type checkers quiet about TypeVar use
-    return None

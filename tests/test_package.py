@@ -1,0 +1,110 @@
+"""Packaging, public API, resources, config secrets and the CLI's documentation."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import graphmem
+from graphmem.cli import build_parser, main
+from graphmem.config import MemoryConfig
+from graphmem.errors import ConfigError, GraphMemError
+from graphmem.resources import list_cypher, list_prompts, load_cypher
+from graphmem.stages.base import PromptTemplate
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_public_api_is_pinned():
+    assert sorted(graphmem.__all__) == sorted([
+        "BM25_ONLY", "HYBRID", "VECTOR_ONLY", "ConfigError", "EmbeddingError", "GraphMemError", "InvalidInputError",
+        "LLMError", "LLMResponseError", "LLMUnavailableError", "Memory", "MemoryConfig", "MissingScopeError",
+        "NotFoundError", "SearchPreset", "StoreError", "StoreUnavailableError", "__version__",
+    ])
+    for name in graphmem.__all__:
+        assert hasattr(graphmem, name)
+
+
+def test_every_error_derives_from_the_root():
+    import graphmem.errors as errors
+
+    for name in errors.__all__:
+        assert issubclass(getattr(errors, name), GraphMemError)
+
+
+def test_every_cypher_file_loads_and_is_parameterised():
+    names = list_cypher()
+    assert len(names) >= 10
+    for name in names:
+        text = load_cypher(name)
+        assert text.strip(), name
+        # no Python formatting holes: values arrive as $parameters, never pasted into the text
+        assert not re.search(r"\{\s*\}|\{[a-z_]+\}|%s|%\(", text), name
+
+
+def test_every_prompt_parses_with_its_declared_placeholders():
+    names = list_prompts()
+    assert {"extract_graph.txt", "establish_relationships.txt", "delete_graph_memory.txt"} <= set(names)
+    for name in names:
+        template = PromptTemplate.load(name)
+        assert template.purpose, name
+        rendered = template.render(**{p: f"<{p}>" for p in template.placeholders})
+        assert "{{" not in rendered
+
+
+def test_prompt_checks_catch_undeclared_placeholders():
+    with pytest.raises(ConfigError):
+        PromptTemplate.parse("x", "# placeholders: a\n---\nuses {{b}}")
+
+
+def test_secrets_never_appear_in_reprs():
+    cfg = MemoryConfig.load({
+        "llm": {"provider": "openai", "config": {"api_key": "sk-SECRET-1"}},
+        "embedder": {"provider": "openai", "config": {"api_key": "sk-SECRET-2"}},
+        "graph_store": {"provider": "neo4j", "config": {"url": "bolt://x:7687", "password": "SECRET-3"}},
+    })
+    text = repr(cfg) + str(cfg) + repr(cfg.graph_store.settings())
+    assert "SECRET" not in text
+
+
+def test_config_errors_are_clear():
+    with pytest.raises(ConfigError, match="provider"):
+        MemoryConfig.load({"llm": {"provider": "nope"}})
+    with pytest.raises(ConfigError, match="graph_store"):
+        MemoryConfig.load({"graph_store": {"provider": "mysql"}})
+    MemoryConfig.load({"vector_store": {"provider": "qdrant"}, "version": "v1.1"})  # mem0 keys are accepted
+
+
+def test_wheel_ships_cypher_and_prompts(tmp_path):
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path), str(ROOT)],
+        check=True,
+    )
+    (wheel,) = tmp_path.glob("graphmem-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for name in list_cypher():
+        assert f"graphmem/cypher/{name}.cypher" in names
+    for name in list_prompts():
+        assert f"graphmem/prompts/{name}" in names
+    assert "graphmem/py.typed" in names
+
+
+def test_every_cli_command_has_help_and_is_in_the_readme():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    sub = next(a for a in build_parser()._actions if a.dest == "command")
+    for name, parser in sub.choices.items():
+        assert parser.description, name
+        assert f"graphmem {name}" in readme, name
+
+
+def test_cli_reports_graphmem_errors_without_a_traceback(capsys, tmp_path):
+    bad = tmp_path / "c.json"
+    bad.write_text("{not json")
+    assert main(["search", "x", "--user", "u", "--config", str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("graphmem: error:") and "Traceback" not in err
