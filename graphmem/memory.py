@@ -8,17 +8,23 @@ from typing import Any
 
 from graphmem.config import MemoryConfig
 from graphmem.embeddings import Embedder
-from graphmem.errors import InvalidInputError
+import json
+
+from graphmem.errors import InvalidInputError, NotFoundError
 from graphmem.factory import build_embedder, build_llm, build_store
+from graphmem.history import History, HistoryEvent
 from graphmem.llm import LLM
 from graphmem.messages import for_extraction, parse_messages
-from graphmem.pipeline import AddPipeline
+from graphmem.pipeline import AddOutcome, AddPipeline
 from graphmem.retrieval import SearchPreset, get_preset
 from graphmem.retrieval.graph import search_relations
+from graphmem.retrieval.memories import search_memories
+from graphmem.stages.facts import FactExtractionStage
 from graphmem.stages.graph_extraction import GraphExtractionStage
 from graphmem.stages.invalidation import InvalidationStage
+from graphmem.stages.memory_update import MemoryUpdateStage
 from graphmem.stores.base import GraphStore
-from graphmem.types import Scope, parse_time, utcnow
+from graphmem.types import GraphWrite, MemoryItem, MemoryWrite, Scope, new_id, parse_time, utcnow
 
 log = logging.getLogger(__name__)
 
@@ -47,11 +53,15 @@ class Memory:
         self.embedder = embedder or build_embedder(self.config.embedder)
         self.store = store or build_store(self.config.graph_store, self.embedder.dims)
         self.store.setup()
+        self.history_log = History(self.config.history_db_path)
+        self.history_log.repair(self.store.get_memory)
         self._add = AddPipeline(
             store=self.store,
             embedder=self.embedder,
             extraction=GraphExtractionStage(self.llm, self.config.graph_store.custom_prompt),
             invalidation=InvalidationStage(self.llm, self.config.custom_invalidation_prompt),
+            facts=FactExtractionStage(self.llm, self.config.custom_fact_extraction_prompt),
+            memory_update=MemoryUpdateStage(self.llm, self.config.custom_update_memory_prompt),
             threshold=self.config.graph_store.threshold,
         )
 
@@ -75,20 +85,55 @@ class Memory:
         infer: bool = True,
         timestamp: datetime | str | None = None,
     ) -> Result:
-        """Extract entities and relations from ``messages`` and merge them into the scope's graph.
+        """Remember ``messages`` for the scope.
 
+        ``infer=True``: extract facts (the vector memory) and entities + relations (the graph),
+        reconcile them with what the scope holds, and write everything in one transaction.
+        ``infer=False``: store each message verbatim as a memory (no LLM call).
         ``timestamp`` is when the messages were said (default now); relations without a date of
         their own start then. The add commits whole or not at all.
         """
         scope = Scope.of(user_id, agent_id, run_id)
-        if metadata is not None and not isinstance(metadata, dict):
-            raise InvalidInputError("metadata must be a dict")
+        metadata = _checked_metadata(metadata)
         reference_time = parse_time(timestamp) or utcnow()
+        if not infer:
+            return self._add_verbatim(scope, messages, metadata)
         parsed = for_extraction(parse_messages(messages, self.config.max_message_chars))
-        if not parsed or not infer:
+        if not parsed:
             return {"results": [], "relations": []}
-        outcome = self._add.run(scope, parsed, reference_time)
-        return {"results": [], "relations": outcome.relations()}
+        outcome = self._add.plan(scope, parsed, reference_time, metadata)
+        self._commit(outcome)
+        return {"results": outcome.results(), "relations": outcome.relations()}
+
+    def _add_verbatim(self, scope: Scope, messages: Any, metadata: dict[str, Any]) -> Result:
+        parsed = [m for m in parse_messages(messages, max_chars=10**9) if m.role != "system"]
+        outcome = AddOutcome(add_id=new_id())
+        if not parsed:
+            return {"results": [], "relations": []}
+        vectors = self.embedder.embed([m.content for m in parsed])
+        outcome.write = GraphWrite(add_id=outcome.add_id, scope=scope, at=utcnow())
+        outcome.write.memories = [MemoryWrite("ADD", new_id(), m.content, v, metadata, m.role) for m, v in zip(parsed, vectors)]
+        self._commit(outcome)
+        return {"results": outcome.results(), "relations": []}
+
+    def _commit(self, outcome: AddOutcome) -> None:
+        """Write the add; the history rows are staged before and committed after (see history.py)."""
+        write = outcome.write
+        if write is None or write.is_empty():
+            return
+        events = [
+            HistoryEvent(m.id, m.event, outcome.previous.get(m.id), None if m.event == "DELETE" else m.text, m.role)
+            for m in write.memories
+        ]
+        if events:
+            self.history_log.stage(write.add_id, write.scope, events)
+        try:
+            self.store.write(write)
+        except BaseException:
+            self.history_log.discard(write.add_id)
+            raise
+        if events:
+            self.history_log.commit(write.add_id)
 
     # -- reading --------------------------------------------------------------------------------
 
@@ -105,7 +150,11 @@ class Memory:
         as_of: datetime | str | None = None,
         preset: str | SearchPreset | None = None,
     ) -> Result:
-        """Relations relevant to ``query`` (no LLM call): one embedding, one graph query."""
+        """Memories and relations relevant to ``query``: no LLM call, one embedding, two store queries.
+
+        ``filters``: metadata equality on top-level keys. ``threshold``: minimum cosine of a
+        memory. ``as_of``: relations valid then and memories that existed then.
+        """
         scope = Scope.of(user_id, agent_id, run_id)
         if not isinstance(query, str):
             raise InvalidInputError(f"query must be a string, got {type(query).__name__}")
@@ -113,12 +162,14 @@ class Memory:
         query = query.strip()
         if not query:
             return {"results": [], "relations": []}
+        if filters is not None and not isinstance(filters, dict):
+            raise InvalidInputError("filters must be a dict of metadata key -> value")
         chosen = get_preset(preset)
+        when = parse_time(as_of, field_name="as_of")
         embedding = self.embedder.embed_one(query)
-        relations = search_relations(self.store, scope, query, embedding, chosen, limit, as_of=parse_time(as_of, field_name="as_of"))
-        if threshold is not None:
-            relations = [r for r in relations if r.scores.get("vector", 0.0) >= threshold or r.scores.get("bm25", 0.0) > 0]
-        return {"results": [], "relations": [r.to_dict() for r in relations]}
+        memories = search_memories(self.store, scope, query, embedding, chosen, limit, filters, when, threshold)
+        relations = search_relations(self.store, scope, query, embedding, chosen, limit, as_of=when)
+        return {"results": [m.to_dict() for m in memories], "relations": [r.to_dict() for r in relations]}
 
     def get_all(
         self,
@@ -131,8 +182,51 @@ class Memory:
     ) -> Result:
         scope = Scope.of(user_id, agent_id, run_id)
         _check_limit(limit)
+        memories = self.store.list_memories(scope, include_deleted=include_invalidated, limit=limit)
         relations = self.store.get_all(scope, include_invalidated=include_invalidated, limit=limit)
-        return {"results": [], "relations": [r.to_dict() for r in relations]}
+        return {"results": [m.to_dict() for m in memories], "relations": [r.to_dict() for r in relations]}
+
+    def get(self, memory_id: str) -> dict[str, Any] | None:
+        """One memory by id, or None (soft-deleted memories are None too)."""
+        item = self._memory(memory_id, must_exist=False)
+        return item.to_dict() if item else None
+
+    def update(self, memory_id: str, data: str) -> Result:
+        """Replace a memory's text (re-embedded); recorded in its history."""
+        item = self._memory(memory_id)
+        if not isinstance(data, str) or not data.strip():
+            raise InvalidInputError("update needs non-empty text")
+        text = data.strip()
+        scope = Scope.of(item.user_id, item.agent_id, item.run_id)
+        outcome = AddOutcome(add_id=new_id(), previous={item.id: item.text})
+        outcome.write = GraphWrite(add_id=outcome.add_id, scope=scope, at=utcnow())
+        outcome.write.memories = [MemoryWrite("UPDATE", item.id, text, self.embedder.embed_one(text), role=item.role)]
+        self._commit(outcome)
+        return {"message": "Memory updated successfully!", "id": item.id, "memory": text}
+
+    def delete(self, memory_id: str) -> Result:
+        """Remove a memory for good; the history keeps a DELETE event."""
+        item = self._memory(memory_id)
+        self.store.delete_memory(item.id)
+        scope = Scope.of(item.user_id, item.agent_id, item.run_id)
+        self.history_log.record(scope, [HistoryEvent(item.id, "DELETE", item.text, None, item.role)])
+        return {"message": "Memory deleted successfully!", "id": item.id}
+
+    def history(self, memory_id: str) -> list[dict[str, Any]]:
+        """Every change of a memory, oldest first (mem0's columns)."""
+        if not isinstance(memory_id, str):
+            raise InvalidInputError("memory_id must be a string")
+        return self.history_log.history(memory_id)
+
+    def _memory(self, memory_id: Any, must_exist: bool = True) -> MemoryItem | None:
+        if not isinstance(memory_id, str) or not memory_id.strip():
+            raise InvalidInputError("memory_id must be a non-empty string")
+        item = self.store.get_memory(memory_id.strip())
+        if item is None or item.deleted_at is not None:
+            if must_exist:
+                raise NotFoundError(f"no memory with id {memory_id!r}")
+            return None
+        return item
 
     def delete_all(self, *, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None) -> Result:
         scope = Scope.of(user_id, agent_id, run_id)
@@ -140,17 +234,31 @@ class Memory:
         return {"message": f"Deleted {removed} entities and their relations", "deleted_entities": removed}
 
     def reset(self) -> None:
-        """Remove everything graphmem stored, for every scope."""
+        """Remove everything graphmem stored, for every scope, and the history."""
         self.store.reset()
+        self.history_log.reset()
 
     def close(self) -> None:
         self.store.close()
+        self.history_log.close()
 
     def __enter__(self) -> Memory:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _checked_metadata(metadata: Any) -> dict[str, Any]:
+    """Metadata must be a JSON object with string keys; checked before anything is written."""
+    if metadata is None:
+        return {}
+    if not isinstance(metadata, dict) or not all(isinstance(k, str) for k in metadata):
+        raise InvalidInputError("metadata must be a dict with string keys")
+    try:
+        return json.loads(json.dumps(metadata, allow_nan=False))
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"metadata is not JSON-serialisable: {exc}") from exc
 
 
 def _check_limit(limit: Any) -> None:

@@ -210,6 +210,53 @@ class Relation:
         return out
 
 
+@dataclass
+class MemoryItem:
+    """A short memory fact (the vector memory), soft-deleted by the update stage."""
+
+    id: str
+    text: str
+    hash: str
+    user_id: str | None = None
+    agent_id: str | None = None
+    run_id: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    role: str | None = None
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+    deleted_at: datetime | None = None
+    embedding: list[float] | None = None
+    score: float | None = None
+    scores: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """mem0's shape: id, memory, hash, metadata, created_at, updated_at and the scope keys."""
+        out: dict[str, Any] = {
+            "id": self.id,
+            "memory": self.text,
+            "hash": self.hash,
+            "metadata": self.metadata,
+            "created_at": iso(self.created_at),
+            "updated_at": iso(self.updated_at),
+        }
+        for key in ("user_id", "agent_id", "run_id", "role"):
+            if getattr(self, key) is not None:
+                out[key] = getattr(self, key)
+        if self.deleted_at is not None:
+            out["deleted_at"] = iso(self.deleted_at)
+        if self.score is not None:
+            out["score"] = round(self.score, 6)
+        if self.scores:
+            out["scores"] = {k: round(v, 6) for k, v in self.scores.items()}
+        return out
+
+
+def text_hash(text: str) -> str:
+    import hashlib
+
+    return hashlib.md5(text.encode("utf-8")).hexdigest()  # mem0's hash: identifies text, not security
+
+
 # --- what one add writes, in one transaction -------------------------------------------------
 
 
@@ -245,6 +292,24 @@ class Invalidation:
 
 
 @dataclass
+class MemoryWrite:
+    """ADD creates a memory; UPDATE replaces text, hash, embedding (and metadata when given) in place;
+    DELETE soft-deletes it (deleted_at = the add's time)."""
+
+    event: str  # "ADD" | "UPDATE" | "DELETE"
+    id: str
+    text: str = ""
+    embedding: list[float] | None = None
+    metadata: dict[str, Any] | None = None
+    role: str | None = None
+    entity_ids: list[str] = field(default_factory=list)  # entities the memory mentions (ADD / UPDATE)
+
+    @property
+    def hash(self) -> str:
+        return text_hash(self.text)
+
+
+@dataclass
 class GraphWrite:
     add_id: str
     scope: Scope
@@ -252,6 +317,7 @@ class GraphWrite:
     entities: list[EntityWrite] = field(default_factory=list)
     relations: list[RelationWrite] = field(default_factory=list)
     invalidations: list[Invalidation] = field(default_factory=list)
+    memories: list[MemoryWrite] = field(default_factory=list)
 
     def is_empty(self) -> bool:
-        return not (self.entities or self.relations or self.invalidations)
+        return not (self.entities or self.relations or self.invalidations or self.memories)

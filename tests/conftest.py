@@ -15,8 +15,9 @@ from graphmem.types import Scope
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
 MODEL_DIR = Path(os.environ.get("GRAPHMEM_TEST_MODEL_DIR", SHARED / "models" / "all-MiniLM-L6-v2-onnx"))
-#: One embedding size for the whole session: a Neo4j vector index has one dimension.
-TEST_DIMS = int(os.environ.get("GRAPHMEM_TEST_DIMS", "64"))
+#: One embedding size for the whole session: a Neo4j vector index has one dimension, and the
+#: semantic tests use MiniLM (384), so the hashing embedder of the other tests uses 384 too.
+TEST_DIMS = int(os.environ.get("GRAPHMEM_TEST_DIMS", "384"))
 ALLOW_SKIP = os.environ.get("GRAPHMEM_ALLOW_SKIP") == "1"
 
 

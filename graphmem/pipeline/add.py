@@ -1,30 +1,38 @@
 """One ``add``: messages in, one atomic GraphWrite out.
 
-Phases, each with a fixed number of calls whatever the number of triples:
-1. extract   graph extraction stage (1 LLM request; a 2nd only if the model skipped relations)
-2. embed     one batched embedding call for every extracted entity name
-3. resolve   match_entities (1 round trip) + relations_around the matched nodes (1 round trip)
-4. decide    invalidation stage, only when current relations exist around the matched nodes
-5. write     one transaction (store.write)
+Phases, each a fixed number of calls whatever the number of triples or facts:
+1. extract   graph extraction and fact extraction, concurrently (2 LLM requests; a 3rd only if the
+             model skipped the relations tool)
+2. embed     one batched embedding call for every extracted entity name and fact
+3. resolve   match_entities, relations_around the matched nodes, similar_memories of the facts
+             (one round trip each, skipped when there is nothing to ask)
+4. decide    invalidation stage (only when current relations exist around the matched nodes) and
+             memory-update stage (only when similar memories exist), concurrently
+5. write     one transaction (store.write) for graph and memories
 Nothing is written before phase 5, so a failure anywhere leaves the store untouched.
 """
 
 from __future__ import annotations
 
 import logging
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from graphmem.embeddings.base import Embedder
 from graphmem.stages.conversation import Message
+from graphmem.stages.facts import FactExtractionStage
 from graphmem.stages.graph_extraction import ExtractedRelation, GraphExtraction, GraphExtractionStage
 from graphmem.stages.invalidation import InvalidationStage
+from graphmem.stages.memory_update import Decision, MemoryUpdateStage
 from graphmem.stores.base import EntityCandidate, GraphStore
 from graphmem.types import (
-    Entity,
     EntityWrite,
     GraphWrite,
     Invalidation,
+    MemoryItem,
+    MemoryWrite,
     Relation,
     RelationWrite,
     Scope,
@@ -35,6 +43,9 @@ from graphmem.types import (
 
 log = logging.getLogger(__name__)
 
+#: how many similar existing memories the update stage sees per new fact
+SIMILAR_MEMORIES = 5
+
 
 @dataclass
 class AddOutcome:
@@ -42,36 +53,48 @@ class AddOutcome:
     write: GraphWrite | None = None
     names: dict[str, str] = field(default_factory=dict)  # entity id -> name
     retired: list[Relation] = field(default_factory=list)
+    previous: dict[str, str] = field(default_factory=dict)  # memory id -> text before this add
     dropped: int = 0  # unusable items from the model
 
-    def relations(self) -> list[dict]:
-        """What the add did to the graph, for the caller."""
-        out: list[dict] = []
+    def results(self) -> list[dict[str, Any]]:
+        """mem0's add result: one entry per memory event."""
         if self.write is None:
-            return out
-        for rel in self.write.relations:
-            out.append(
-                {
-                    "source": self.names.get(rel.source_id, rel.source_id),
-                    "relationship": rel.relationship,
-                    "destination": self.names.get(rel.destination_id, rel.destination_id),
-                    "valid_at": iso(rel.valid_at),
-                    "invalid_at": iso(rel.invalid_at),
-                    "event": "ADD",
-                }
-            )
+            return []
+        out = []
+        for mem in self.write.memories:
+            entry: dict[str, Any] = {"id": mem.id, "memory": mem.text or self.previous.get(mem.id, ""), "event": mem.event}
+            if mem.event == "UPDATE":
+                entry["previous_memory"] = self.previous.get(mem.id)
+            out.append(entry)
+        return out
+
+    def relations(self) -> list[dict[str, Any]]:
+        """What the add did to the graph."""
+        if self.write is None:
+            return []
+        out = [
+            {
+                "source": self.names.get(rel.source_id, rel.source_id),
+                "relationship": rel.relationship,
+                "destination": self.names.get(rel.destination_id, rel.destination_id),
+                "valid_at": iso(rel.valid_at),
+                "invalid_at": iso(rel.invalid_at),
+                "event": "ADD",
+            }
+            for rel in self.write.relations
+        ]
         invalid_by_id = {inv.relation_id: inv.invalid_at for inv in self.write.invalidations}
-        for rel in self.retired:
-            out.append(
-                {
-                    "source": rel.source,
-                    "relationship": rel.relationship,
-                    "destination": rel.destination,
-                    "valid_at": iso(rel.valid_at),
-                    "invalid_at": iso(invalid_by_id.get(rel.id)),
-                    "event": "INVALIDATE",
-                }
-            )
+        out += [
+            {
+                "source": rel.source,
+                "relationship": rel.relationship,
+                "destination": rel.destination,
+                "valid_at": iso(rel.valid_at),
+                "invalid_at": iso(invalid_by_id.get(rel.id)),
+                "event": "INVALIDATE",
+            }
+            for rel in self.retired
+        ]
         return out
 
 
@@ -82,43 +105,68 @@ class AddPipeline:
         embedder: Embedder,
         extraction: GraphExtractionStage,
         invalidation: InvalidationStage,
+        facts: FactExtractionStage,
+        memory_update: MemoryUpdateStage,
         threshold: float = 0.7,
     ) -> None:
         self.store = store
         self.embedder = embedder
         self.extraction = extraction
         self.invalidation = invalidation
+        self.facts = facts
+        self.memory_update = memory_update
         self.threshold = threshold
+        self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="graphmem-add")
 
-    def run(self, scope: Scope, messages: list[Message], reference_time: datetime) -> AddOutcome:
+    def plan(self, scope: Scope, messages: list[Message], reference_time: datetime, metadata: dict[str, Any]) -> AddOutcome:
+        """Everything up to the write: the GraphWrite to apply (nothing is written here)."""
         outcome = AddOutcome(add_id=new_id())
-        extracted = self.extraction.run(messages, scope.self_name, reference_time)
-        outcome.dropped += extracted.dropped
-        if not extracted.entities:
-            return outcome
-        entities = self._resolve(scope, extracted)
+        graph_job = self._pool.submit(self.extraction.run, messages, scope.self_name, reference_time)
+        facts, dropped = self.facts.run(messages, scope.self_name, reference_time)
+        extracted: GraphExtraction = graph_job.result()
+        outcome.dropped += dropped + extracted.dropped
+
+        keys = list(extracted.entities)
+        vectors = self.embedder.embed([extracted.entities[k].name for k in keys] + facts)
+        entity_vectors, fact_vectors = vectors[: len(keys)], vectors[len(keys) :]
+
+        entities = self._resolve(scope, extracted, entity_vectors)
         outcome.names = {e.id: e.name for e in entities.values()}
         new_relations = [r for r in extracted.relations if entities[r.source].id != entities[r.destination].id]
         existing = self._existing_relations(scope, entities)
+        similar = self._similar_memories(scope, fact_vectors)
+
+        retire_job: Future | None = None
         if existing:
-            outcome.retired, dropped = self.invalidation.run(
-                messages, existing, new_relations, {k: e.name for k, e in entities.items()}, scope.self_name, reference_time
+            names = {k: e.name for k, e in entities.items()}
+            retire_job = self._pool.submit(
+                self.invalidation.run, messages, existing, new_relations, names, scope.self_name, reference_time
             )
+        decisions, dropped = self._decide_memories(facts, similar, reference_time)
+        outcome.dropped += dropped
+        if retire_job is not None:
+            outcome.retired, dropped = retire_job.result()
             outcome.dropped += dropped
-        outcome.write = self._plan(outcome.add_id, scope, entities, new_relations, outcome.retired, reference_time)
-        if not outcome.write.is_empty():
-            self.store.write(outcome.write)
+
+        write = GraphWrite(add_id=outcome.add_id, scope=scope, at=utcnow())
+        _plan_graph(write, entities, new_relations, outcome.retired, reference_time)
+        fact_vector = dict(zip(facts, fact_vectors))
+        for decision in decisions:
+            write.memories.append(self._memory_write(decision, fact_vector, entities, metadata))
+            if decision.memory is not None:
+                outcome.previous[decision.memory.id] = decision.memory.text
+        outcome.write = write
         return outcome
 
-    def _resolve(self, scope: Scope, extracted: GraphExtraction) -> dict[str, EntityWrite]:
+    def _resolve(self, scope: Scope, extracted: GraphExtraction, vectors: list[list[float]]) -> dict[str, EntityWrite]:
         """Map every extracted canonical name to an existing entity of the scope or a new one."""
+        if not extracted.entities:
+            return {}
         keys = list(extracted.entities)
-        vectors = self.embedder.embed([extracted.entities[k].name for k in keys])
         candidates = [EntityCandidate(canonical=k, embedding=v) for k, v in zip(keys, vectors)]
         matches = self.store.match_entities(scope, candidates, self.threshold)
         resolved: dict[str, EntityWrite] = {}
-        for key, vector, match in zip(keys, vectors, matches):
-            found: Entity | None = match
+        for key, vector, found in zip(keys, vectors, matches):
             item = extracted.entities[key]
             if found is not None:
                 resolved[key] = EntityWrite(found.id, found.name, found.canonical, found.entity_type, vector, is_new=False)
@@ -130,33 +178,57 @@ class AddPipeline:
         known = sorted({e.id for e in entities.values() if not e.is_new})
         return self.store.relations_around(scope, known) if known else []
 
-    @staticmethod
-    def _plan(
-        add_id: str,
-        scope: Scope,
-        entities: dict[str, EntityWrite],
-        relations: list[ExtractedRelation],
-        retired: list[Relation],
-        reference_time: datetime,
-    ) -> GraphWrite:
-        write = GraphWrite(add_id=add_id, scope=scope, at=utcnow())
-        seen: set[str] = set()
-        for entity in entities.values():
-            if entity.id not in seen:  # two names resolving to one node touch it once
-                seen.add(entity.id)
-                write.entities.append(entity)
-        planned: set[tuple[str, str, str]] = set()
-        for rel in relations:
-            ids = (entities[rel.source].id, rel.relationship, entities[rel.destination].id)
-            if ids in planned:
-                continue
+    def _similar_memories(self, scope: Scope, vectors: list[list[float]]) -> list[MemoryItem]:
+        if not vectors:
+            return []
+        seen: dict[str, MemoryItem] = {}
+        for hits in self.store.similar_memories(scope, vectors, SIMILAR_MEMORIES):
+            for item in hits:
+                seen.setdefault(item.id, item)
+        return list(seen.values())
+
+    def _decide_memories(self, facts: list[str], similar: list[MemoryItem], reference_time: datetime) -> tuple[list[Decision], int]:
+        if not facts:
+            return [], 0
+        if not similar:  # nothing to reconcile with: no LLM call
+            return [Decision("ADD", f) for f in facts], 0
+        return self.memory_update.run(facts, similar, reference_time)
+
+    def _memory_write(self, decision: Decision, fact_vector: dict[str, list[float]], entities: dict[str, EntityWrite], metadata: dict[str, Any]) -> MemoryWrite:
+        if decision.event == "DELETE":
+            assert decision.memory is not None
+            return MemoryWrite("DELETE", decision.memory.id)
+        vector = fact_vector.get(decision.text)
+        if vector is None:  # merged text the model wrote: embedded on its own (rare, counted)
+            vector = self.embedder.embed_one(decision.text)
+        folded = decision.text.casefold()
+        mentioned = sorted({e.id for e in entities.values() if e.name.casefold() in folded})
+        memory_id = decision.memory.id if decision.memory else new_id()
+        return MemoryWrite(decision.event, memory_id, decision.text, vector, metadata if decision.event == "ADD" else None, "user", mentioned)
+
+
+def _plan_graph(
+    write: GraphWrite,
+    entities: dict[str, EntityWrite],
+    relations: list[ExtractedRelation],
+    retired: list[Relation],
+    reference_time: datetime,
+) -> None:
+    seen: set[str] = set()
+    for entity in entities.values():
+        if entity.id not in seen:  # two names resolving to one node touch it once
+            seen.add(entity.id)
+            write.entities.append(entity)
+    planned: set[tuple[str, str, str]] = set()
+    for rel in relations:
+        ids = (entities[rel.source].id, rel.relationship, entities[rel.destination].id)
+        if ids not in planned:
             planned.add(ids)
             write.relations.append(
                 RelationWrite(ids[0], rel.relationship, ids[2], valid_at=rel.valid_at or reference_time, invalid_at=rel.invalid_at)
             )
-        for old in retired:
-            write.invalidations.append(Invalidation(old.id, _retired_at(old, write.relations, reference_time)))
-        return write
+    for old in retired:
+        write.invalidations.append(Invalidation(old.id, _retired_at(old, write.relations, reference_time)))
 
 
 def _retired_at(old: Relation, new: list[RelationWrite], reference_time: datetime) -> datetime:

@@ -15,7 +15,9 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from datetime import datetime
 
-from graphmem.types import Entity, GraphWrite, Relation, Scope
+from typing import Any
+
+from graphmem.types import Entity, GraphWrite, MemoryItem, Relation, Scope
 
 
 @dataclass
@@ -37,6 +39,17 @@ class GraphQuery:
     threshold: float = 0.3  # minimum cosine of a vector seed
     as_of: datetime | None = None  # None: current relations only
     include_invalidated: bool = False
+
+
+@dataclass
+class MemoryQuery:
+    """What the retriever asks the memory index for."""
+
+    embedding: list[float]
+    text: str
+    top_k: int = 10  # candidates per signal (vector, fulltext)
+    filters: dict[str, Any] | None = None  # metadata equality on top-level scalar keys
+    as_of: datetime | None = None  # None: live memories; else memories that existed at as_of
 
 
 class GraphStore(ABC):
@@ -83,6 +96,36 @@ class GraphStore(ABC):
         with valid_at <= as_of < invalid_at (open ends allowed) that were not expired.
         """
 
+    # -- memory facts (the vector memory) ------------------------------------------------------
+    # Memory writes travel in GraphWrite.memories and are applied by ``write`` after relations,
+    # in the same transaction: ADD creates (:Memory) linked by MENTIONS to entity_ids; UPDATE sets
+    # text, hash, embedding, updated_at (metadata when not None) and adds MENTIONS links; DELETE
+    # sets deleted_at = write.at. Memory ids of another scope are ignored.
+    # Metadata is stored whole (JSON) and, for filtering, each top-level scalar value also as a
+    # property ``meta.<key>``.
+
+    def similar_memories(self, scope: Scope, embeddings: list[list[float]], top_k: int = 5) -> list[list[MemoryItem]]:
+        """For each embedding, the top_k live memories of the scope by cosine (score set); one round trip."""
+        raise NotImplementedError
+
+    def search_memories(self, scope: Scope, query: MemoryQuery) -> list[MemoryItem]:
+        """Candidates by vector (top_k by cosine) and by fulltext on the text (top_k), merged by id,
+        with ``scores`` {"vector": cosine or 0, "fulltext": 0..1 normalised}; metadata filters and
+        the time filter applied in the store; one round trip."""
+        raise NotImplementedError
+
+    def get_memory(self, memory_id: str) -> MemoryItem | None:
+        """One memory by id, whatever its scope; soft-deleted ones too (deleted_at set)."""
+        raise NotImplementedError
+
+    def list_memories(self, scope: Scope, include_deleted: bool = False, limit: int | None = None) -> list[MemoryItem]:
+        """The scope's memories, oldest first."""
+        raise NotImplementedError
+
+    def delete_memory(self, memory_id: str) -> bool:
+        """Remove one memory for good (the public ``delete(id)``); False when it does not exist."""
+        raise NotImplementedError
+
     @abstractmethod
     def get_all(self, scope: Scope, include_invalidated: bool = False, limit: int | None = None) -> list[Relation]:
         """All relations of the scope, oldest first."""
@@ -93,7 +136,7 @@ class GraphStore(ABC):
 
     @abstractmethod
     def delete_all(self, scope: Scope) -> int:
-        """Remove every node and relation of the scope; returns the number of entities removed."""
+        """Remove every entity, relation and memory of the scope; returns the number of entities removed."""
 
     @abstractmethod
     def reset(self) -> None:

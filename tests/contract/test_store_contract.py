@@ -115,6 +115,27 @@ def test_new_entities_start_with_one_mention_and_touches_add_more(store: GraphSt
     assert first.embedding is None and second.embedding is None
 
 
+def test_a_touch_names_the_entity_by_id_even_under_another_name(store: GraphStore, scope: Scope) -> None:
+    """A cosine match resolves "Bobby" to Robert: the add touches Robert and creates no "Bobby"."""
+    robert, carol = entity("Robert", axis(0)), entity("Carol", axis(1))
+    add(store, scope, at(0), [robert, carol])
+    bobby = EntityWrite(robert.id, "Bobby", canonical_name("Bobby"), "person", tilted(0, 2, 0.9), is_new=False)
+    add(store, scope, at(1), [bobby, again(carol)], [rel(bobby, "knows", carol)])
+    assert [(e.name, e.mentions) for e in store.entities(scope)] == [("Robert", 2), ("Carol", 2)]
+    assert triples(store.get_all(scope)) == {("Robert", "KNOWS", "Carol")}
+
+
+def test_a_new_entity_whose_name_exists_joins_it_instead_of_making_a_twin(store: GraphStore, scope: Scope) -> None:
+    """Two adds that both believed "Alice" was new (they ran concurrently) leave one Alice."""
+    first, second, acme = entity("Alice", axis(0)), entity("alice", axis(0)), entity("Acme", axis(1))
+    add(store, scope, at(0), [first])
+    add(store, scope, at(1), [second, acme], [rel(second, "works at", acme)])
+    alice, _ = store.entities(scope)
+    assert (alice.id, alice.name, alice.mentions) == (first.id, "Alice", 2)
+    (works,) = store.get_all(scope)
+    assert works.source_id == first.id and works.source == "Alice"
+
+
 def test_match_exact_canonical_resolves_case_and_spacing_variants(store: GraphStore, scope: Scope) -> None:
     smith, bob = entity("Alice Smith", axis(0)), entity("Bob", axis(1))
     add(store, scope, T0, [smith, bob])

@@ -65,6 +65,7 @@ class MemoryGraph:
 
     def _op_entity(self, data: Attrs) -> None:
         attrs = self._decode(data)
+        attrs["embedding"] = np.asarray(attrs["embedding"], dtype=np.float64)  # compact, unlike a list
         self.graph.add_node(attrs["id"], **attrs)
         self.by_canonical[(attrs["scope"], attrs["canonical"])] = attrs["id"]
         self.by_scope.setdefault(attrs["scope"], {})[attrs["id"]] = None
@@ -93,6 +94,7 @@ class MemoryGraph:
         d = self.edge(relation_id)
         assert d is not None
         d["invalid_at"], d["expired_at"] = parse_time(invalid_at), parse_time(expired_at)
+        d["updated_at"] = d["expired_at"]
 
     def _op_delete_scope(self, key: str) -> None:
         nodes = self.by_scope.pop(key, {})
@@ -178,8 +180,11 @@ class MemoryGraph:
 
 
 def _encode(attrs: Attrs) -> Attrs:
-    """JSON-ready attributes: datetimes as ISO strings, internal keys dropped."""
-    return {k: (iso(v) if k in TIME_FIELDS else v) for k, v in attrs.items() if not k.startswith("_")}
+    """JSON-ready attributes: datetimes as ISO strings, arrays as lists, internal keys dropped."""
+    out = {k: (iso(v) if k in TIME_FIELDS else v) for k, v in attrs.items() if not k.startswith("_")}
+    if "embedding" in out:
+        out["embedding"] = out["embedding"].tolist()
+    return out
 
 
 def oldest_first(items: Iterable[Attrs]) -> list[Attrs]:

@@ -1,0 +1,131 @@
+"""The audit log of memory changes: SQLite at ``history_db_path`` with mem0's columns plus scope.
+
+Ordering with the store: rows of an add are staged (committed = 0) before the store write and
+committed after it. A crash between the two leaves staged rows; on open they are checked against
+the store, which is authoritative: rows whose change is visible in the store are committed, the
+rest are dropped. So the log never shows a change the store does not have, and a change the store
+has is never missing from the log for longer than until the next start.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from graphmem.errors import StoreError
+from graphmem.types import MemoryItem, Scope, iso, new_id, utcnow
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS history (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
+    memory_id TEXT NOT NULL,
+    old_memory TEXT,
+    new_memory TEXT,
+    event TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT,
+    is_deleted INTEGER NOT NULL DEFAULT 0,
+    actor_id TEXT,
+    role TEXT,
+    user_id TEXT,
+    agent_id TEXT,
+    run_id TEXT,
+    add_id TEXT,
+    committed INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS history_memory_id ON history (memory_id);
+CREATE INDEX IF NOT EXISTS history_scope ON history (user_id, agent_id, run_id);
+CREATE INDEX IF NOT EXISTS history_pending ON history (committed) WHERE committed = 0;
+"""
+
+COLUMNS = ("id", "memory_id", "old_memory", "new_memory", "event", "created_at", "updated_at", "is_deleted", "actor_id", "role", "user_id", "agent_id", "run_id")
+
+
+@dataclass
+class HistoryEvent:
+    memory_id: str
+    event: str  # ADD / UPDATE / DELETE
+    old_memory: str | None
+    new_memory: str | None
+    role: str | None = None
+    actor_id: str | None = None
+
+
+class History:
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path).expanduser() if str(path) != ":memory:" else path
+        try:
+            if isinstance(self.path, Path):
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.executescript(_SCHEMA)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open the history database {self.path}: {exc}") from exc
+        self._lock = threading.Lock()
+
+    def stage(self, add_id: str, scope: Scope, events: list[HistoryEvent]) -> None:
+        now = iso(utcnow())
+        rows = [
+            (new_id(), e.memory_id, e.old_memory, e.new_memory, e.event, now, now, int(e.event == "DELETE"), e.actor_id, e.role,
+             scope.user_id, scope.agent_id, scope.run_id, add_id)
+            for e in events
+        ]
+        with self._lock, self._db:
+            self._db.execute("BEGIN")
+            self._db.executemany(
+                f"INSERT INTO history ({', '.join(COLUMNS)}, add_id, committed) VALUES ({', '.join('?' * (len(COLUMNS) + 1))}, 0)", rows
+            )
+            self._db.execute("COMMIT")
+
+    def commit(self, add_id: str) -> None:
+        with self._lock:
+            self._db.execute("UPDATE history SET committed = 1 WHERE add_id = ?", (add_id,))
+
+    def discard(self, add_id: str) -> None:
+        with self._lock:
+            self._db.execute("DELETE FROM history WHERE add_id = ? AND committed = 0", (add_id,))
+
+    def repair(self, lookup: Callable[[str], MemoryItem | None]) -> int:
+        """Resolve rows left staged by a crash against the store; returns how many were kept."""
+        with self._lock:
+            pending = self._db.execute("SELECT seq, memory_id, event, new_memory FROM history WHERE committed = 0").fetchall()
+        kept = 0
+        for seq, memory_id, event, new_memory in pending:
+            item = lookup(memory_id)
+            visible = item is not None and (
+                (event == "DELETE" and item.deleted_at is not None) or (event != "DELETE" and item.text == new_memory)
+            )
+            with self._lock:
+                if visible:
+                    self._db.execute("UPDATE history SET committed = 1 WHERE seq = ?", (seq,))
+                    kept += 1
+                else:
+                    self._db.execute("DELETE FROM history WHERE seq = ?", (seq,))
+        return kept
+
+    def record(self, scope: Scope, events: list[HistoryEvent]) -> None:
+        """Stage and commit at once, for changes the store already holds (delete by id)."""
+        add_id = new_id()
+        self.stage(add_id, scope, events)
+        self.commit(add_id)
+
+    def history(self, memory_id: str) -> list[dict[str, Any]]:
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT {', '.join(COLUMNS)} FROM history WHERE memory_id = ? AND committed = 1 ORDER BY seq", (memory_id,)
+            ).fetchall()
+        return [dict(zip(COLUMNS, row), is_deleted=bool(row[7])) for row in rows]
+
+    def reset(self) -> None:
+        with self._lock:
+            self._db.execute("DELETE FROM history")
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()

@@ -1,0 +1,47 @@
+"""Memory-fact search: vector and fulltext candidates from the store, BM25 on them, fused by RRF."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from graphmem.retrieval.fusion import rrf
+from graphmem.retrieval.presets import SearchPreset
+from graphmem.retrieval.text import BM25
+from graphmem.stores.base import GraphStore, MemoryQuery
+from graphmem.types import MemoryItem, Scope
+
+#: candidates fetched per signal, relative to the requested limit
+OVERFETCH = 3
+
+
+def search_memories(
+    store: GraphStore,
+    scope: Scope,
+    query: str,
+    embedding: list[float],
+    preset: SearchPreset,
+    limit: int,
+    filters: dict[str, Any] | None = None,
+    as_of: datetime | None = None,
+    threshold: float | None = None,
+) -> list[MemoryItem]:
+    top_k = max(limit * OVERFETCH, 30)
+    candidates = store.search_memories(scope, MemoryQuery(embedding, query, top_k=top_k, filters=filters, as_of=as_of))
+    if threshold is not None:
+        candidates = [m for m in candidates if m.scores.get("vector", 0.0) >= threshold]
+    if not candidates:
+        return []
+    bm25 = BM25([m.text for m in candidates]).scores(query)
+    signals = {
+        "vector": [m.scores.get("vector", 0.0) for m in candidates],
+        "fulltext": [m.scores.get("fulltext", 0.0) for m in candidates],
+        "bm25": bm25,
+    }
+    fused = rrf(signals, preset.weights, k=preset.rrf_k)
+    for item, score, b in zip(candidates, fused, bm25):
+        item.scores["bm25"] = b
+        item.score = score
+    ranked = [m for m in candidates if (m.score or 0) > 0]
+    ranked.sort(key=lambda m: (-(m.score or 0), -(m.created_at.timestamp() if m.created_at else 0.0)))
+    return ranked[:limit]

@@ -1,0 +1,57 @@
+"""Short memory facts from the newest messages (tool ``extract_facts``)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from graphmem.llm.base import LLM, ToolSpec
+from graphmem.stages.base import PromptTemplate, render_text
+from graphmem.stages.conversation import Message, user_prompt
+from graphmem.types import clean_text, iso
+
+#: Facts longer than this are cut (documented rule: a fact is a sentence, not a document).
+MAX_FACT_CHARS = 1000
+
+FACTS_TOOL = ToolSpec(
+    name="extract_facts",
+    description="Record short, self-contained facts about the user from the newest messages.",
+    parameters={
+        "type": "object",
+        "properties": {"facts": {"type": "array", "items": {"type": "string"}}},
+        "required": ["facts"],
+        "additionalProperties": False,
+    },
+)
+
+
+class FactExtractionStage:
+    name = "facts"
+
+    def __init__(self, llm: LLM, custom_prompt: str | None = None) -> None:
+        self.llm = llm
+        self.template = PromptTemplate.load("extract_facts")
+        self.custom_prompt = custom_prompt
+
+    def run(self, messages: list[Message], self_name: str, reference_time: datetime, context: str = "") -> tuple[list[str], int]:
+        """Distinct facts in order of appearance, and the number of unusable items dropped."""
+        values = {"self_name": self_name, "reference_time": iso(reference_time)}
+        system = render_text(self.custom_prompt, values) if self.custom_prompt else self.template.render(**values)
+        chat = [{"role": "system", "content": system}, {"role": "user", "content": user_prompt(messages, reference_time, context)}]
+        facts: list[str] = []
+        seen: set[str] = set()
+        dropped = 0
+        for call in self.llm.call_tool(self.name, chat, FACTS_TOOL):
+            items = call.get("facts")
+            if not isinstance(items, list):
+                dropped += 1
+                continue
+            for item in items:
+                text = clean_text(item)[:MAX_FACT_CHARS].strip() if isinstance(item, str) else ""
+                if not text:
+                    dropped += 1
+                    continue
+                key = text.casefold()
+                if key not in seen:  # duplicate facts within one add count once
+                    seen.add(key)
+                    facts.append(text)
+        return facts, dropped

@@ -1,0 +1,110 @@
+"""Reconcile new facts with similar existing memories (tool ``update_memory``).
+
+Existing memories are shown under short integer ids ("0", "1", ...), never their UUIDs; the answer
+is mapped back. Ids the model invents are ignored for UPDATE / DELETE (an invented id with ADD is
+just an add); a second decision about one memory is ignored.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, Field, field_validator
+
+from graphmem.llm.base import LLM, ToolSpec
+from graphmem.stages.base import PromptTemplate, render_text, validate_items
+from graphmem.stages.facts import MAX_FACT_CHARS
+from graphmem.types import MemoryItem, clean_text, iso
+
+UPDATE_TOOL = ToolSpec(
+    name="update_memory",
+    description="Decide for each memory and new fact: ADD, UPDATE, DELETE or NONE.",
+    parameters={
+        "type": "object",
+        "properties": {
+            "memory": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "id": {"type": "string"},
+                        "text": {"type": "string"},
+                        "event": {"type": "string", "enum": ["ADD", "UPDATE", "DELETE", "NONE"]},
+                        "old_memory": {"type": "string"},
+                    },
+                    "required": ["id", "text", "event"],
+                    "additionalProperties": False,
+                },
+            }
+        },
+        "required": ["memory"],
+        "additionalProperties": False,
+    },
+)
+
+
+class DecisionArgs(BaseModel):
+    id: str = Field(min_length=0)
+    text: str = ""
+    event: Literal["ADD", "UPDATE", "DELETE", "NONE"]
+    old_memory: str | None = None
+
+    @field_validator("id", mode="before")
+    @classmethod
+    def _id_as_text(cls, v: object) -> object:
+        return str(v) if isinstance(v, int) and not isinstance(v, bool) else v
+
+    @field_validator("event", mode="before")
+    @classmethod
+    def _upper(cls, v: object) -> object:
+        return v.strip().upper() if isinstance(v, str) else v
+
+
+@dataclass
+class Decision:
+    event: str  # ADD / UPDATE / DELETE
+    text: str
+    memory: MemoryItem | None = None  # the existing memory for UPDATE / DELETE
+
+
+class MemoryUpdateStage:
+    name = "memory_update"
+
+    def __init__(self, llm: LLM, custom_prompt: str | None = None) -> None:
+        self.llm = llm
+        self.template = PromptTemplate.load("update_memory")
+        self.custom_prompt = custom_prompt
+
+    def run(self, facts: list[str], existing: list[MemoryItem], reference_time: datetime) -> tuple[list[Decision], int]:
+        values = {"reference_time": iso(reference_time)}
+        system = render_text(self.custom_prompt, values) if self.custom_prompt else self.template.render(**values)
+        shown = {str(i): m for i, m in enumerate(existing)}
+        listing = json.dumps([{"id": k, "text": m.text} for k, m in shown.items()], ensure_ascii=False, indent=1)
+        user = f"Existing memories:\n{listing}\n\nNew facts:\n" + json.dumps(facts, ensure_ascii=False, indent=1)
+        chat = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+        decisions: list[Decision] = []
+        touched: set[str] = set()
+        dropped = 0
+        for call in self.llm.call_tool(self.name, chat, UPDATE_TOOL):
+            items, bad = validate_items(call.get("memory"), DecisionArgs)
+            dropped += bad
+            for item in items:
+                text = clean_text(item.text)[:MAX_FACT_CHARS].strip()
+                if item.event == "ADD":
+                    if text and text.casefold() not in {d.text.casefold() for d in decisions if d.event == "ADD"}:
+                        decisions.append(Decision("ADD", text))
+                    continue
+                target = shown.get(item.id.strip())
+                if target is None or item.id in touched:
+                    if item.event != "NONE":
+                        dropped += 1  # an id it was not shown, or a second decision on one memory
+                    continue
+                touched.add(item.id)
+                if item.event == "UPDATE" and text and text != target.text:
+                    decisions.append(Decision("UPDATE", text, target))
+                elif item.event == "DELETE":
+                    decisions.append(Decision("DELETE", target.text, target))
+        return decisions, dropped

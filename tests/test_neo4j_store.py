@@ -1,0 +1,478 @@
+"""Neo4j-specific tests: the query files themselves, and the store against a real Neo4j 5.26.
+
+The shared contract suite covers behaviour common to every store; this file covers what only the
+Neo4j store has: Cypher files and their parameters, schema, round trips, routing, injection
+attempts against a real server, error translation, and both vector-search plans.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import uuid
+from dataclasses import replace
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+from neo4j import GraphDatabase, RoutingControl
+
+from conftest import TEST_DIMS
+from graphmem.errors import ConfigError, InvalidInputError, StoreError, StoreUnavailableError
+from graphmem.resources import list_cypher, load_cypher, load_prompt
+from graphmem.stores.base import EntityCandidate, GraphQuery
+from graphmem.stores.neo4j import Neo4jStore
+from graphmem.stores.neo4j import queries
+from graphmem.stores.neo4j.queries import VectorPlan
+from graphmem.stores.neo4j.store import redact_url
+from graphmem.types import (
+    EntityWrite,
+    GraphWrite,
+    Invalidation,
+    RelationWrite,
+    Scope,
+    canonical_name,
+    new_id,
+    sanitize_relation_type,
+)
+
+T0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
+PACKAGE = Path(__file__).resolve().parent.parent / "graphmem" / "stores" / "neo4j"
+PARAM = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
+
+
+# --- helpers ----------------------------------------------------------------------------------------
+
+
+def unit(*weights: float) -> list[float]:
+    """A TEST_DIMS unit vector with the given leading components."""
+    vec = [0.0] * TEST_DIMS
+    vec[: len(weights)] = weights
+    norm = math.sqrt(sum(w * w for w in weights))
+    return [v / norm for v in vec]
+
+
+def axis(i: int) -> list[float]:
+    vec = [0.0] * TEST_DIMS
+    vec[i % TEST_DIMS] = 1.0
+    return vec
+
+
+def ent(name: str, embedding: list[float], is_new: bool = True, entity_id: str | None = None) -> EntityWrite:
+    return EntityWrite(entity_id or new_id(), name, canonical_name(name), "thing", embedding, is_new)
+
+
+def add(store: Neo4jStore, scope: Scope, entities=(), relations=(), invalidations=(), at: datetime = T0, add_id=None):
+    write = GraphWrite(add_id or new_id(), scope, at, list(entities), list(relations), list(invalidations))
+    store.write(write)
+    return write
+
+
+def rel(source: EntityWrite, relationship: str, destination: EntityWrite, valid_at: datetime = T0, invalid_at=None):
+    return RelationWrite(source.id, relationship, destination.id, valid_at, invalid_at)
+
+
+def declared_params(text: str) -> set[str]:
+    header = "\n".join(line for line in text.splitlines() if line.startswith("//"))
+    match = re.search(r"Parameters:(.*?)(?=\n//\s*\n|\Z)", header, re.S)
+    assert match, "header has no 'Parameters:' line"
+    return set(PARAM.findall(match.group(1)))
+
+
+def used_params(text: str) -> set[str]:
+    body = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("//"))
+    return set(PARAM.findall(body))
+
+
+# --- query files (no server needed) -----------------------------------------------------------------
+
+
+def test_every_cypher_file_loads_and_has_no_formatting_placeholders():
+    names = list_cypher()
+    assert len(names) >= 15
+    for name in names:
+        text = load_cypher(name)
+        body = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("//"))
+        assert body.strip(), name
+        assert not re.search(r"%[sdr(]|\{\}|\{\d+\}|\{[A-Za-z_]\w*(![rsa])?\}", body), name
+        assert ";" not in body, f"{name}: one statement per file"
+
+
+def test_every_cypher_file_declares_exactly_the_parameters_it_uses():
+    for name in list_cypher():
+        text = load_cypher(name)
+        assert declared_params(text) == used_params(text), name
+
+
+def sample_statements():
+    scope = Scope.of(user_id="u")
+    e = ent("Alice", axis(0))
+    write = GraphWrite("add", scope, T0, [e], [rel(e, "KNOWS", e)], [Invalidation("r", T0)])
+    query = GraphQuery(embedding=axis(0), text="alice", seed_canonicals=["alice"], as_of=T0)
+    plan = VectorPlan()
+    return [
+        *queries.schema(TEST_DIMS),
+        queries.show_entity_embedding_index(),
+        queries.await_indexes(10),
+        queries.match_entities(scope, [EntityCandidate("alice", axis(0))], 0.7, plan),
+        queries.relations_around(scope, ["x"]),
+        queries.write_graph(write),
+        queries.search_graph(scope, query, plan, 100),
+        queries.get_all(scope, False, None),
+        queries.entities(scope),
+        queries.delete_all(scope),
+        queries.reset(),
+    ]
+
+
+def test_statements_pass_exactly_the_parameters_their_files_use():
+    statements = sample_statements()
+    for stmt in statements:
+        assert set(stmt.params) == used_params(stmt.text), stmt.name
+    assert {s.name for s in statements} == set(list_cypher()), "every file is used, every statement has a file"
+
+
+def test_python_modules_hold_no_cypher():
+    for path in PACKAGE.glob("*.py"):
+        source = path.read_text(encoding="utf-8")
+        for keyword in ("MATCH (", "MERGE (", "CREATE (", "DETACH DELETE", "RETURN ", "CALL db."):
+            assert keyword not in source, f"{path.name} contains {keyword!r}"
+
+
+def test_resources_name_what_is_missing():
+    with pytest.raises(ConfigError, match="no_such_statement"):
+        load_cypher("no_such_statement")
+    with pytest.raises(ConfigError, match="no_such_prompt"):
+        load_prompt("no_such_prompt")
+    with pytest.raises(ConfigError):
+        load_cypher("../pyproject")
+    assert load_cypher("match_entities") == load_cypher("match_entities.cypher")
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("Alice AND Bob", "alice and bob"),
+        ('name:"x" OR (y)*', 'name\\:\\"x\\" or \\(y\\)\\*'),
+        ("a && b || !c ~2 ^3 [r TO s] {t} /u\\", "a b \\!c \\~2 \\^3 \\[r to s\\] \\{t\\} \\/u\\\\"),
+        ("  !!! ??? ***  ", None),
+        ("", None),
+    ],
+)
+def test_fulltext_terms_escape_lucene_syntax(text, expected):
+    assert queries.fulltext_terms(text) == expected  # words without a letter or digit are dropped
+
+
+def test_repr_and_errors_never_show_the_password():
+    store = Neo4jStore("bolt://127.0.0.1:7687", username="neo4j", password="s3cret-pw", embedding_dims=4)
+    assert "s3cret-pw" not in repr(store) and "neo4j" in repr(store)
+    assert redact_url("bolt://bob:pw@host:7687/x") == "bolt://host:7687/x"
+    with pytest.raises(ConfigError) as info:
+        Neo4jStore("neo4j://bob:s3cret-pw@host:7687", embedding_dims=4)
+    assert "s3cret-pw" not in str(info.value)
+    store.close()
+
+
+def test_unreachable_server_raises_store_unavailable_naming_the_url():
+    url = "bolt://127.0.0.1:1"
+    with Neo4jStore(url, embedding_dims=4, connection_timeout=2.0, max_retry_time=0.2) as store:
+        with pytest.raises(StoreUnavailableError, match=re.escape(url)) as info:
+            store.entities(Scope.of(user_id="nobody"))
+        assert info.value.__cause__ is not None
+        with pytest.raises(StoreUnavailableError, match=re.escape(url)):
+            store.write(GraphWrite("a", Scope.of(user_id="nobody"), T0, [ent("x", [1.0, 0, 0, 0])]))
+
+
+class FakeResult:
+    def __init__(self, records):
+        self.records = records
+
+    def __iter__(self):
+        return iter(self.records)
+
+    def consume(self):
+        return None
+
+
+class FakeDriver:
+    """Records how the store talks to the driver: routing, database, transactions."""
+
+    execute_query_bookmark_manager = object()
+
+    def __init__(self, records=()):
+        self.records = list(records)
+        self.calls: list[tuple] = []
+
+    def execute_query(self, text, params, routing_, database_):
+        self.calls.append(("execute_query", routing_, database_))
+        return self.records, None, None
+
+    def session(self, database, bookmark_manager):
+        self.calls.append(("session", database, bookmark_manager is self.execute_query_bookmark_manager))
+        driver = self
+
+        class Session:
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *exc):
+                return False
+
+            def execute_write(self, work):
+                driver.calls.append(("execute_write",))
+                return work(self)
+
+            def run(self, text, params):
+                driver.calls.append(("run",))
+                return FakeResult([{"missing": 0, "deleted": 3}])
+
+        return Session()
+
+
+def test_reads_are_routed_as_reads_on_the_named_database_and_writes_use_one_transaction():
+    driver = FakeDriver()
+    store = Neo4jStore("neo4j+s://cluster.example", database="memories", embedding_dims=4, driver=driver)
+    scope = Scope.of(user_id="u")
+    store.entities(scope)
+    store.get_all(scope)
+    assert driver.calls == [("execute_query", RoutingControl.READ, "memories")] * 2
+    driver.calls.clear()
+    store.write(GraphWrite("a", scope, T0, [ent("x", [1.0, 0, 0, 0])]))
+    assert driver.calls == [("session", "memories", True), ("execute_write",), ("run",)]
+    assert store.delete_all(scope) == 3
+    assert store.round_trips == 4
+
+
+# --- against a real server ----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def raw_driver(neo4j_uri):
+    with GraphDatabase.driver(neo4j_uri, auth=None) as driver:
+        yield driver
+
+
+@pytest.fixture
+def store(neo4j_uri):
+    with Neo4jStore(url=neo4j_uri, embedding_dims=TEST_DIMS) as s:
+        s.setup()
+        yield s
+
+
+@pytest.fixture
+def scope() -> Scope:
+    return Scope.of(user_id=f"neo4j-test-{uuid.uuid4().hex[:10]}")
+
+
+
+def count_nodes(raw_driver) -> int:
+    records, _, _ = raw_driver.execute_query("MATCH (n) RETURN count(n) AS n")
+    return records[0]["n"]
+
+
+@pytest.mark.neo4j
+def test_setup_is_idempotent_and_creates_the_schema(store, raw_driver):
+    store.setup()
+    records, _, _ = raw_driver.execute_query("SHOW INDEXES YIELD name, state RETURN name, state")
+    indexes = {r["name"]: r["state"] for r in records}
+    for name in ("entity_embedding", "entity_name", "entity_scope", "entity_user_id", "entity_agent_id", "entity_run_id"):
+        assert indexes.get(name) == "ONLINE", name
+    records, _, _ = raw_driver.execute_query("SHOW CONSTRAINTS YIELD name RETURN name")
+    assert {"entity_scope_canonical_unique", "entity_id_unique"} <= {r["name"] for r in records}
+
+
+@pytest.mark.neo4j
+def test_setup_refuses_an_index_of_another_dimension(neo4j_uri, store):
+    with Neo4jStore(url=neo4j_uri, embedding_dims=TEST_DIMS + 1) as other:
+        with pytest.raises(ConfigError, match="different embedder"):
+            other.setup()
+
+
+@pytest.mark.neo4j
+@pytest.mark.parametrize("plan", [VectorPlan(), VectorPlan(scan_limit=0)], ids=["scan", "vector-index"])
+def test_match_exact_then_by_cosine_in_one_round_trip(neo4j_uri, scope, plan):
+    with Neo4jStore(url=neo4j_uri, embedding_dims=TEST_DIMS, vector_plan=plan) as store:
+        store.setup()
+        alice, paris = ent("Alice", axis(0)), ent("Paris", axis(1))
+        add(store, scope, [alice, paris])
+        candidates = [
+            EntityCandidate("alice", axis(5)),  # exact name wins over any vector
+            EntityCandidate("alicia", unit(1.0, 0.0, 0.2)),  # cosine 0.98 with Alice
+            EntityCandidate("tokyo", axis(7)),  # nothing similar
+        ]
+        before = store.round_trips
+        found = store.match_entities(scope, candidates, threshold=0.7)
+        assert store.round_trips == before + 1
+        assert found[0] is not None and found[0].id == alice.id and found[0].score == 1.0
+        assert found[1] is not None and found[1].id == alice.id and found[1].score == pytest.approx(0.98, abs=1e-3)
+        assert found[2] is None
+        before = store.round_trips
+        names = ["alice", "paris", *(f"c{i}" for i in range(48))]
+        many = store.match_entities(scope, [EntityCandidate(n, axis(2 + i % (TEST_DIMS - 2))) for i, n in enumerate(names)], 0.7)
+        assert store.round_trips == before + 1 and len(many) == 50
+        assert many[0].id == alice.id and many[1].id == paris.id and all(m is None for m in many[2:])
+
+
+@pytest.mark.neo4j
+def test_write_round_trips_do_not_grow_with_the_number_of_relations(store, scope):
+    hub = ent("hub", axis(0))
+    spokes = [ent(f"spoke {i}", axis(i + 1)) for i in range(50)]
+    before = store.round_trips
+    add(store, scope, [hub, spokes[0]], [rel(hub, "LINKS", spokes[0])])
+    one = store.round_trips - before
+    before = store.round_trips
+    add(store, scope, [replace(hub, is_new=False), *spokes], [rel(hub, "LINKS", s) for s in spokes])
+    assert store.round_trips - before == one == 1
+    relations = store.get_all(scope)
+    assert len(relations) == 50  # the first LINKS to spoke 0 got a second mention, not a twin
+    first = next(r for r in relations if r.destination == "spoke 0")
+    assert first.mentions == 2 and len(first.provenance) == 2
+    assert len(store.entities(scope)) == 51
+
+
+@pytest.mark.neo4j
+def test_hostile_relationship_types_are_stored_as_parameters(store, scope, raw_driver):
+    canary = Scope.of(user_id=f"canary-{uuid.uuid4().hex[:8]}")
+    add(store, canary, [ent("canary", axis(3))])
+    nodes_before = count_nodes(raw_driver)
+    hostile = [
+        "x`]->() DETACH DELETE n //",
+        "`) MATCH (n) DETACH DELETE n //",
+        "lives in",
+        'said "hi"',
+        "it's",
+        "über-cool",
+        "😀 likes 🐍",
+        "a-b c_d",
+        "ñandú",
+        "关系",
+    ]
+    a, b = ent("A", axis(0)), ent("B", axis(1))
+    add(store, scope, [a, b], [rel(a, sanitize_relation_type(t), b) for t in hostile])
+    # the contract sanitises types, but even a raw hostile type is only ever a parameter
+    add(store, scope, [], [rel(a, "x`]->() DETACH DELETE n //", b)])
+    types = {r.relationship for r in store.get_all(scope)}
+    assert types == {sanitize_relation_type(t) for t in hostile} | {"x`]->() DETACH DELETE n //"}
+    assert count_nodes(raw_driver) == nodes_before
+    assert [e.name for e in store.entities(canary)] == ["canary"]
+
+
+@pytest.mark.neo4j
+def test_hostile_scope_ids_are_stored_and_read_back_exactly(store):
+    scope = Scope.of(
+        user_id=f"o'brien \"x\" `y` {{z}} $p {uuid.uuid4().hex[:6]}",
+        agent_id="}) DETACH DELETE n //",
+        run_id='name:"a" OR *:* \\',
+    )
+    name = "Robert'); DROP TABLE x; -- `{}`"
+    a, b = ent(name, axis(0)), ent("Zürich \"quoted\"", axis(1))
+    add(store, scope, [a, b], [rel(a, "LIVES_IN", b)])
+    assert [e.name for e in store.entities(scope)] == [name, 'Zürich "quoted"']
+    (relation,) = store.get_all(scope)
+    assert (relation.source, relation.destination) == (name, 'Zürich "quoted"')
+    found = store.search_graph(scope, GraphQuery(embedding=axis(9), text='robert "drop" zürich', seed_canonicals=[]))
+    assert [r.id for r in found] == [relation.id] and found[0].scores["fulltext"] == pytest.approx(1.0)
+    assert store.entities(Scope.of(user_id=scope.user_id)) == []  # the other parts of the scope count
+    assert store.delete_all(scope) == 2
+
+
+@pytest.mark.neo4j
+def test_invalidation_is_soft_and_reasserting_creates_a_new_instance(store, scope):
+    me, berlin = ent("me", axis(0)), ent("Berlin", axis(1))
+    add(store, scope, [me, berlin], [rel(me, "LIVES_IN", berlin)], at=T0)
+    (first,) = store.relations_around(scope, [me.id])
+    t1, t2 = T0 + timedelta(days=30), T0 + timedelta(days=60)
+    add(store, scope, invalidations=[Invalidation(first.id, t1)], at=t1)
+    assert store.relations_around(scope, [me.id]) == []
+    (kept,) = store.get_all(scope, include_invalidated=True)
+    assert kept.id == first.id and kept.invalid_at == t1 and kept.expired_at == t1
+    again = [EntityWrite(me.id, "me", "me", "thing", axis(0), False), EntityWrite(berlin.id, "Berlin", "berlin", "thing", axis(1), False)]
+    add(store, scope, again, [RelationWrite(me.id, "LIVES_IN", berlin.id, t2)], at=t2)
+    history = store.get_all(scope, include_invalidated=True)
+    assert [r.is_current for r in history] == [False, True] and history[1].id != first.id
+    # time travel: valid at the time, even though it was retired later
+    past = store.search_graph(scope, GraphQuery(embedding=axis(0), text="", seed_canonicals=["me"], as_of=T0 + timedelta(days=1)))
+    assert [r.id for r in past] == [first.id]
+    now = store.search_graph(scope, GraphQuery(embedding=axis(0), text="", seed_canonicals=["me"]))
+    assert [r.id for r in now] == [history[1].id]
+    everything = store.search_graph(scope, GraphQuery(embedding=axis(0), text="", seed_canonicals=["me"], include_invalidated=True))
+    assert {r.id for r in everything} == {r.id for r in history}
+
+
+@pytest.mark.neo4j
+def test_scopes_never_leak(store):
+    one, two = Scope.of(user_id=f"a-{uuid.uuid4().hex[:8]}"), Scope.of(user_id=f"b-{uuid.uuid4().hex[:8]}")
+    a1, p1 = ent("Alice", axis(0)), ent("Paris", axis(1))
+    a2, p2 = ent("Alice", axis(0)), ent("Paris", axis(1))
+    add(store, one, [a1, p1], [rel(a1, "LIVES_IN", p1)])
+    add(store, two, [a2, p2], [rel(a2, "VISITED", p2)])
+    assert {e.id for e in store.entities(one)} == {a1.id, p1.id}
+    assert store.match_entities(two, [EntityCandidate("alice", axis(0))], 0.7)[0].id == a2.id
+    assert [r.relationship for r in store.relations_around(two, [a1.id, a2.id])] == ["VISITED"]
+    found = store.search_graph(two, GraphQuery(embedding=axis(0), text="alice paris", seed_canonicals=["alice"]))
+    assert [r.relationship for r in found] == ["VISITED"]
+    # invalidating another scope's relation is ignored
+    (other,) = store.get_all(one)
+    add(store, two, invalidations=[Invalidation(other.id, T0)])
+    assert store.get_all(one)[0].is_current
+    assert store.delete_all(two) == 2 and len(store.entities(one)) == 2
+
+
+@pytest.mark.neo4j
+@pytest.mark.parametrize("plan", [VectorPlan(), VectorPlan(scan_limit=0)], ids=["scan", "vector-index"])
+def test_search_graph_seeds_by_vector_fulltext_and_name(neo4j_uri, scope, plan):
+    with Neo4jStore(url=neo4j_uri, embedding_dims=TEST_DIMS, vector_plan=plan) as store:
+        store.setup()
+        me, tokyo, sushi, jazz = ent(scope.user_id, axis(0)), ent("Tokyo", axis(1)), ent("sushi bar", axis(2)), ent("jazz", axis(3))
+        add(store, scope, [me, tokyo, sushi, jazz], [rel(me, "LIVES_IN", tokyo), rel(me, "LIKES", sushi), rel(tokyo, "HAS", jazz)])
+        before = store.round_trips
+        by_vector = store.search_graph(scope, GraphQuery(embedding=unit(0.0, 0.0, 0.0, 1.0), text="", seed_canonicals=[], threshold=0.5))
+        assert store.round_trips == before + 1
+        assert [(r.source, r.relationship, r.destination) for r in by_vector] == [("Tokyo", "HAS", "jazz")]
+        assert by_vector[0].scores == {"vector": pytest.approx(1.0), "fulltext": 0.0, "seed": 0.0}
+        by_text = store.search_graph(scope, GraphQuery(embedding=axis(20), text="Where is the SUSHI?", seed_canonicals=[], threshold=0.9))
+        assert [(r.destination, r.scores["fulltext"]) for r in by_text] == [("sushi bar", pytest.approx(1.0))]
+        by_name = store.search_graph(scope, GraphQuery(embedding=axis(20), text="AND OR (", seed_canonicals=[canonical_name(scope.user_id)], threshold=0.9))
+        assert {r.relationship for r in by_name} == {"LIVES_IN", "LIKES"}
+        assert all(r.scores["seed"] == 1.0 for r in by_name)
+
+
+@pytest.mark.neo4j
+def test_twins_cannot_be_created_and_relations_follow_the_stored_entity(store, scope):
+    first, twin = ent("Alice", axis(0)), ent("alice", axis(0))  # same canonical, another id
+    other = ent("Bob", axis(1))
+    add(store, scope, [first])
+    add(store, scope, [twin, other], [rel(twin, "KNOWS", other)])  # a concurrent add's view
+    (alice, bob) = store.entities(scope)
+    assert alice.id == first.id and alice.mentions == 2
+    assert [(r.source_id, r.destination_id) for r in store.get_all(scope)] == [(first.id, bob.id)]
+
+
+@pytest.mark.neo4j
+def test_a_failed_write_leaves_nothing(store, scope):
+    a = ent("A", axis(0))
+    with pytest.raises(InvalidInputError):
+        add(store, scope, [a], [RelationWrite(a.id, "KNOWS", "no-such-entity", T0)])
+    assert store.entities(scope) == [] and store.get_all(scope) == []
+    with pytest.raises(InvalidInputError, match="dimensions"):
+        add(store, scope, [ent("B", [1.0, 0.0])])
+
+
+@pytest.mark.neo4j
+def test_times_come_back_as_aware_utc_and_get_all_limits(store, scope):
+    a, b, c = ent("A", axis(0)), ent("B", axis(1)), ent("C", axis(2))
+    local = timezone(timedelta(hours=5))
+    add(store, scope, [a, b, c], [rel(a, "R1", b, valid_at=datetime(2020, 5, 1, 12, tzinfo=local)), rel(b, "R2", c)], at=T0)
+    relations = store.get_all(scope, limit=1)
+    assert len(relations) == 1
+    assert relations[0].valid_at == datetime(2020, 5, 1, 7, tzinfo=timezone.utc)
+    assert relations[0].valid_at.tzinfo is not None and relations[0].valid_at.utcoffset() == timedelta(0)
+    assert relations[0].created_at == T0
+    assert all(e.created_at == T0 and e.created_at.tzinfo is not None for e in store.entities(scope))
+
+
+@pytest.mark.neo4j
+def test_server_errors_are_translated(store):
+    with pytest.raises(StoreError) as info:
+        store._query(queries.Statement("await_indexes", {"timeout_seconds": "not a number"}), read=False)
+    assert not isinstance(info.value, StoreUnavailableError) and info.value.__cause__ is not None
