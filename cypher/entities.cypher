@@ -3,4 +3,4 @@
 MATCH (n:Entity)
 WHERE n.scope = $scope
 RETURN n {.id, .name, .canonical, .entity_type, .mentions, .created_at, .updated_at} AS entity
-ORDER BY n.created_at, n.id
+ORDER BY n.created_at, n.seq, n.id

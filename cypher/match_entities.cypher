@@ -5,10 +5,12 @@
 // Why two plans: Neo4j 5.26 has no filtered vector search and the vector index is global, while a
 // database may hold 1M entities over 10k scopes. The scope's size is counted through the scope
 // index (cheap) and the total comes from the count store. A scope of at most $scan_limit entities
-// is scanned exactly with vector.similarity.cosine (a few thousand dot products). A larger scope
+// is read once (nodes and embeddings) and every candidate is compared with it exactly using
+// vector.similarity.cosine (a few thousand dot products per candidate). A larger scope
 // asks the index for k neighbours oversampled by total / scope size (capped at $max_k) and keeps
 // the scope's own; an entity ranked below k globally can then be missed, a bounded trade-off.
-// Both vector.similarity.cosine and the index report (1 + cosine) / 2: we convert back to cosine.
+// The index may quantize vectors, so its hits are rescored exactly. vector.similarity.cosine
+// reports (1 + cosine) / 2: we convert back to cosine, the unit of $threshold.
 //
 // Parameters: $scope, $candidates (list of {canonical, embedding}), $threshold, $scan_limit,
 //             $base_k, $max_k
@@ -20,23 +22,28 @@ CALL () {
   MATCH (n:Entity)
   RETURN count(n) AS total
 }
+CALL (scope_size) {
+  // the plan's guard sits in the seek value: a WHERE alone would be checked after the seek
+  MATCH (n:Entity)
+  WHERE n.scope = CASE WHEN scope_size <= $scan_limit THEN $scope END
+  RETURN collect({node: n, embedding: n.embedding}) AS scanned
+}
 UNWIND range(0, size($candidates) - 1) AS i
-WITH i, $candidates[i] AS candidate, scope_size, total
+WITH i, $candidates[i] AS candidate, scope_size, total, scanned
 OPTIONAL MATCH (exact:Entity {scope: $scope, canonical: candidate.canonical})
-CALL (candidate, exact, scope_size, total) {
-  CALL (candidate, exact, scope_size, total) {
-    WITH * WHERE exact IS NULL AND scope_size <= $scan_limit
-    MATCH (n:Entity)
-    WHERE n.scope = $scope AND size(n.embedding) = size(candidate.embedding)
-    RETURN n, 2 * vector.similarity.cosine(n.embedding, candidate.embedding) - 1 AS cosine
+CALL (candidate, exact, scope_size, total, scanned) {
+  CALL (candidate, exact, scope_size, total, scanned) {
+    UNWIND CASE WHEN exact IS NULL THEN scanned ELSE [] END AS row
+    WITH row WHERE size(row.embedding) = size(candidate.embedding)
+    RETURN row.node AS n, 2 * vector.similarity.cosine(row.embedding, candidate.embedding) - 1 AS cosine
     UNION ALL
     WITH * WHERE exact IS NULL AND scope_size > $scan_limit
     WITH candidate, toInteger(ceil(toFloat($base_k) * total / scope_size)) AS wanted
     CALL db.index.vector.queryNodes(
       'entity_embedding', CASE WHEN wanted > $max_k THEN $max_k ELSE wanted END, candidate.embedding)
-    YIELD node, score
-    WITH node, score WHERE node.scope = $scope
-    RETURN node AS n, 2 * score - 1 AS cosine
+    YIELD node
+    WITH node WHERE node.scope = $scope
+    RETURN node AS n, 2 * vector.similarity.cosine(node.embedding, candidate.embedding) - 1 AS cosine
   }
   WITH n, cosine WHERE cosine >= $threshold
   WITH n, cosine

@@ -22,9 +22,10 @@ CALL () {
   RETURN count(n) AS total
 }
 CALL (scope_size, total) {
-  WITH * WHERE $embedding IS NOT NULL AND scope_size <= $scan_limit
+  // the guard sits inside the seek value: a WHERE on the branch alone is evaluated after the seek
   MATCH (n:Entity)
-  WHERE n.scope = $scope AND size(n.embedding) = size($embedding)
+  WHERE n.scope = CASE WHEN $embedding IS NOT NULL AND scope_size <= $scan_limit THEN $scope END
+    AND size(n.embedding) = size($embedding)
   WITH n, 2 * vector.similarity.cosine(n.embedding, $embedding) - 1 AS cosine
   WHERE cosine >= $threshold
   RETURN n AS node, cosine AS vector, 0.0 AS fulltext, 0.0 AS seed
@@ -35,9 +36,10 @@ CALL (scope_size, total) {
   WITH toInteger(ceil(toFloat($top_k) * total / scope_size)) AS wanted
   CALL db.index.vector.queryNodes(
     'entity_embedding', CASE WHEN wanted > $max_k THEN $max_k ELSE wanted END, $embedding)
-  YIELD node, score
-  WITH node, 2 * score - 1 AS cosine
-  WHERE node.scope = $scope AND cosine >= $threshold
+  YIELD node
+  WITH node WHERE node.scope = $scope
+  WITH node, 2 * vector.similarity.cosine(node.embedding, $embedding) - 1 AS cosine
+  WHERE cosine >= $threshold
   RETURN node, cosine AS vector, 0.0 AS fulltext, 0.0 AS seed
   ORDER BY vector DESC, node.id
   LIMIT $top_k
@@ -76,5 +78,5 @@ WITH r, startNode(r) AS s, endNode(r) AS d, vector, fulltext, seed,
 RETURN r {.id, .valid_at, .invalid_at, .created_at, .updated_at, .expired_at, .mentions, .provenance} AS rel,
        type(r) AS relationship, s.id AS source_id, s.name AS source, d.id AS destination_id, d.name AS destination,
        vector, fulltext, seed
-ORDER BY best DESC, r.created_at, r.id
+ORDER BY best DESC, r.created_at, r.seq, r.id
 LIMIT $relation_limit

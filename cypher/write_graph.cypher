@@ -4,8 +4,9 @@
 // transaction back when that is not 0, so an add is never half written.
 //
 // Invalidations: relation ids carry no index (Neo4j cannot index a property across relationship
-// types), so they are looked up among the relations leaving the scope's entities. Only current
-// relations of the scope are retired; other ids are ignored.
+// types). They are looked up around the add's own entities first (where the pipeline found them,
+// index-backed); only ids not found there are looked up among all relations of the scope. Only
+// current relations of the scope are retired; other ids are ignored.
 // Entities: an existing one (is_new false) is found by id in the scope. Any other is MERGEd on
 // (scope, canonical): a concurrent add that created the same name first turns ours into a mention
 // of theirs. Each stored entity gets one mention per add, however often the add names it.
@@ -15,15 +16,27 @@
 //
 // Parameters: $scope, $scope_ids ({user_id, agent_id, run_id}), $at, $add_id,
 //   $invalidations (list of {id, invalid_at}),
-//   $entities (list of {id, name, canonical, entity_type, embedding, is_new}),
+//   $entities (list of {id, name, canonical, entity_type, embedding, is_new, seq}),
 //   $relations (list of {id, type, source_id, source_canonical, destination_id,
-//                        destination_canonical, valid_at, invalid_at})
+//                        destination_canonical, valid_at, invalid_at, seq})
+// seq is the position in the add: with created_at it orders "oldest first" like insertion order.
 CALL () {
   WITH [x IN $invalidations | x.id] AS ids
   WHERE size(ids) > 0
-  MATCH (n:Entity)-[r]->()
-  WHERE n.scope = $scope AND r.id IN ids AND r.scope = $scope
-    AND r.invalid_at IS NULL AND r.expired_at IS NULL
+  CALL (ids) {
+    UNWIND $entities AS e
+    MATCH (n:Entity {id: e.id})-[near]-()
+    WHERE n.scope = $scope AND near.id IN ids
+    RETURN collect(DISTINCT near) AS nearby
+  }
+  WITH nearby, [id IN ids WHERE none(r IN nearby WHERE r.id = id)] AS rest
+  // the fallback's guard sits in the seek value, so the scope is only scanned when needed
+  OPTIONAL MATCH (m:Entity)-[far]->()
+  WHERE m.scope = CASE WHEN size(rest) > 0 THEN $scope END AND far.id IN rest
+  WITH nearby, collect(far) AS farther
+  UNWIND nearby + farther AS r
+  WITH DISTINCT r
+  WHERE r.scope = $scope AND r.invalid_at IS NULL AND r.expired_at IS NULL
   WITH r, [x IN $invalidations WHERE x.id = r.id][0] AS x
   SET r.invalid_at = x.invalid_at, r.expired_at = $at, r.updated_at = $at
   RETURN count(r) AS invalidated
@@ -39,7 +52,7 @@ CALL () {
     WITH * WHERE known IS NULL
     MERGE (e:Entity {scope: $scope, canonical: x.canonical})
     ON CREATE SET e += $scope_ids, e.id = x.id, e.name = x.name, e.entity_type = x.entity_type,
-                  e.mentions = 0, e.created_at = $at
+                  e.mentions = 0, e.created_at = $at, e.seq = x.seq
     WITH e, x
     CALL (e, x) {
       WITH * WHERE e.id = x.id AND e.embedding IS NULL
@@ -75,7 +88,8 @@ CALL () {
       WITH * WHERE current IS NULL
       CREATE (s)-[r:$(x.type)]->(d)
       SET r.id = x.id, r.scope = $scope, r.valid_at = x.valid_at, r.invalid_at = x.invalid_at,
-          r.created_at = $at, r.updated_at = $at, r.mentions = 1, r.provenance = [$add_id]
+          r.created_at = $at, r.updated_at = $at, r.mentions = 1, r.provenance = [$add_id],
+          r.seq = x.seq
     }
   }
   RETURN sum(CASE WHEN s IS NULL OR d IS NULL THEN 1 ELSE 0 END) AS missing

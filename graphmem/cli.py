@@ -5,6 +5,8 @@
     graphmem get-all --user alice [--include-invalidated] [--json]
     graphmem delete-all --user alice --yes
     graphmem demo
+    graphmem browse --user alice [--query history] [--open]
+    graphmem export --user alice --format graphml|json|cypher [--output FILE]
 
 Configuration comes from ``--config FILE`` (a JSON file with Memory.from_config keys) or the
 GRAPHMEM_CONFIG environment variable; without either, the defaults of ``Memory()``.
@@ -49,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("search", help="search a scope's memories", description="Relations relevant to QUERY (no LLM call).")
     p.add_argument("query")
     p.add_argument("--limit", type=int, default=10, help="maximum results (default 10)")
-    p.add_argument("--preset", choices=["hybrid", "vector", "bm25"], default="hybrid", help="ranking preset")
+    p.add_argument("--preset", choices=["hybrid", "hybrid_rrf", "vector", "bm25"], default="hybrid", help="ranking preset")
     _scope_args(p)
     _common(p)
 
@@ -65,7 +67,46 @@ def build_parser() -> argparse.ArgumentParser:
     _common(p)
 
     p = sub.add_parser("demo", help="run the Desmond and badminton stories", description="Run the demo stories on a temporary embedded store, printing the graph after each message. Uses scripted LLM answers when no LLM is configured.")
+    _add_browse_and_export(sub)
     return parser
+
+
+# --- browse and export (graphmem.browser.browse, graphmem.export) -------------------------------
+
+
+def _add_browse_and_export(sub: Any) -> None:
+    from graphmem.browser.queries import VIEWS
+    from graphmem.export import FORMATS
+
+    p = sub.add_parser("browse", help="open a scope's graph in Neo4j Browser", description="Make sure a Neo4j holds the scope's graph (the configured Neo4j store; with the embedded store, a copy in the project's Neo4j launcher) and print a Neo4j Browser URL with a saved view pre-filled.")
+    p.add_argument("--query", default="user_graph", choices=VIEWS, help="saved view to pre-fill (default user_graph)")
+    p.add_argument("--entity", help="entity name or id (entity_neighbourhood, entity_memories)")
+    p.add_argument("--from", dest="date_from", help="ISO-8601 start, inclusive (changes)")
+    p.add_argument("--to", dest="date_to", help="ISO-8601 end, exclusive (changes)")
+    p.add_argument("--relation", help="relation id, from the history view (provenance)")
+    p.add_argument("--browser-url", help="Neo4j Browser address (default: the server's /browser/ on port 7474)")
+    p.add_argument("--open", action="store_true", help="also open the URL in a web browser")
+    _scope_args(p)
+    p.add_argument("--config", type=Path, help="JSON config file (default: $GRAPHMEM_CONFIG)")
+
+    p = sub.add_parser("export", help="export a scope's graph", description="Write the scope's graph as GraphML (Gephi, yEd), JSON, or a Cypher script that loads it into another Neo4j; reads either store.")
+    p.add_argument("--format", required=True, choices=FORMATS, help="output format")
+    p.add_argument("--output", type=Path, help="file to write (default stdout)")
+    p.add_argument("--include-invalidated", action="store_true", help="include retired relations (history)")
+    g = p.add_argument_group("cypher format: load as another scope (fresh ids)")
+    g.add_argument("--as-user", help="user id to write instead")
+    g.add_argument("--as-agent", help="agent id to write instead")
+    g.add_argument("--as-run", help="run id to write instead")
+    _scope_args(p)
+    p.add_argument("--config", type=Path, help="JSON config file (default: $GRAPHMEM_CONFIG)")
+
+
+def _run_browse_or_export(ns: argparse.Namespace) -> int:
+    if ns.command == "browse":
+        from graphmem.browser.browse import run
+    else:
+        from graphmem.export import run
+    return run(ns, load_config(ns.config))
 
 
 def load_config(path: Path | None) -> dict[str, Any] | None:
@@ -107,6 +148,8 @@ def main(argv: list[str] | None = None) -> int:
             from graphmem.demo import run_demo
 
             return run_demo()
+        if ns.command in ("browse", "export"):
+            return _run_browse_or_export(ns)
         from graphmem.memory import Memory
 
         config = load_config(ns.config)

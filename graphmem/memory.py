@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from datetime import datetime
 from typing import Any
 
 from graphmem.config import MemoryConfig
 from graphmem.embeddings import Embedder
-import json
 
 from graphmem.errors import InvalidInputError, NotFoundError
 from graphmem.factory import build_embedder, build_llm, build_store
@@ -20,11 +20,11 @@ from graphmem.retrieval import SearchPreset, get_preset
 from graphmem.retrieval.graph import search_relations
 from graphmem.retrieval.memories import search_memories
 from graphmem.stages.facts import FactExtractionStage
-from graphmem.stages.graph_extraction import GraphExtractionStage
+from graphmem.stages.graph_extraction import SELF_WORDS, GraphExtractionStage
 from graphmem.stages.invalidation import InvalidationStage
 from graphmem.stages.memory_update import MemoryUpdateStage
 from graphmem.stores.base import GraphStore
-from graphmem.types import GraphWrite, MemoryItem, MemoryWrite, Scope, new_id, parse_time, utcnow
+from graphmem.types import GraphWrite, MemoryItem, MemoryWrite, Scope, canonical_name, new_id, parse_time, utcnow
 
 log = logging.getLogger(__name__)
 
@@ -95,7 +95,7 @@ class Memory:
         """
         scope = Scope.of(user_id, agent_id, run_id)
         metadata = _checked_metadata(metadata)
-        reference_time = parse_time(timestamp) or utcnow()
+        reference_time = _reference_time(timestamp)
         if not infer:
             return self._add_verbatim(scope, messages, metadata)
         parsed = for_extraction(parse_messages(messages, self.config.max_message_chars))
@@ -148,12 +148,14 @@ class Memory:
         filters: dict[str, Any] | None = None,
         threshold: float | None = None,
         as_of: datetime | str | None = None,
+        known_at: datetime | str | None = None,
         preset: str | SearchPreset | None = None,
     ) -> Result:
         """Memories and relations relevant to ``query``: no LLM call, one embedding, two store queries.
 
         ``filters``: metadata equality on top-level keys. ``threshold``: minimum cosine of a
-        memory. ``as_of``: relations valid then and memories that existed then.
+        memory. ``as_of`` (event time): relations valid then and memories that existed then;
+        default now. ``known_at`` (transaction time): what graphmem believed at that moment.
         """
         scope = Scope.of(user_id, agent_id, run_id)
         if not isinstance(query, str):
@@ -166,9 +168,10 @@ class Memory:
             raise InvalidInputError("filters must be a dict of metadata key -> value")
         chosen = get_preset(preset)
         when = parse_time(as_of, field_name="as_of")
+        known = parse_time(known_at, field_name="known_at")
         embedding = self.embedder.embed_one(query)
-        memories = search_memories(self.store, scope, query, embedding, chosen, limit, filters, when, threshold)
-        relations = search_relations(self.store, scope, query, embedding, chosen, limit, as_of=when)
+        memories = search_memories(self.store, scope, query, embedding, chosen, limit, filters, when or known, threshold)
+        relations = search_relations(self.store, scope, query, embedding, chosen, limit, as_of=when, known_at=known)
         return {"results": [m.to_dict() for m in memories], "relations": [r.to_dict() for r in relations]}
 
     def get_all(
@@ -185,6 +188,24 @@ class Memory:
         memories = self.store.list_memories(scope, include_deleted=include_invalidated, limit=limit)
         relations = self.store.get_all(scope, include_invalidated=include_invalidated, limit=limit)
         return {"results": [m.to_dict() for m in memories], "relations": [r.to_dict() for r in relations]}
+
+    def timeline(
+        self,
+        entity: str,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        run_id: str | None = None,
+    ) -> Result:
+        """Every version of every relation touching ``entity``, in event-time order, with both time
+        axes. ``entity`` may be "I" / "me" for the scope's own node."""
+        scope = Scope.of(user_id, agent_id, run_id)
+        if not isinstance(entity, str) or not entity.strip():
+            raise InvalidInputError("entity must be a non-empty string")
+        key = canonical_name(entity)
+        if key in SELF_WORDS:
+            key = canonical_name(scope.self_name)
+        return {"entity": entity.strip(), "relations": [r.to_dict() for r in self.store.timeline(scope, key)]}
 
     def get(self, memory_id: str) -> dict[str, Any] | None:
         """One memory by id, or None (soft-deleted memories are None too)."""
@@ -247,6 +268,17 @@ class Memory:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _reference_time(timestamp: Any) -> datetime:
+    """When the messages were said. Documented rule: a timestamp in the future (a client clock
+    ahead, a naive local time read as UTC) is clamped to now, since nothing was said later than now."""
+    now = utcnow()
+    when = parse_time(timestamp) or now
+    if when > now:
+        log.warning("timestamp %s is in the future; using now (%s)", when.isoformat(), now.isoformat())
+        return now
+    return when
 
 
 def _checked_metadata(metadata: Any) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from conftest import ROOT, TEST_DIMS
 from graphmem.errors import ConfigError, InvalidInputError, StoreError
 from graphmem.stores.embedded import EmbeddedStore
 from graphmem.stores.embedded.journal import JOURNAL_FILE, LOCK_FILE, SNAPSHOT_FILE
-from graphmem.types import EntityWrite, GraphWrite, Invalidation, RelationWrite, Scope, canonical_name
+from graphmem.types import EntityWrite, GraphWrite, Invalidation, MemoryWrite, RelationWrite, Scope, canonical_name
 
 SCOPE = Scope.of(user_id="alice")
 T0 = datetime(2024, 1, 1, 9, 30, 15, 123456, tzinfo=timezone.utc)
@@ -268,6 +268,67 @@ def test_delete_all_and_reset_are_durable(tmp_path: Path) -> None:
     crash_after(tmp_path, "assert store.entities(SCOPE) == []\nadd(store, 4)\n")
     with EmbeddedStore(tmp_path, TEST_DIMS) as store:
         assert people(store) == ["Person 4"]
+
+
+MEMORIES_BODY = """
+from graphmem.types import MemoryWrite
+add(store, 1)
+def remember(n, *memories):
+    store.write(GraphWrite(f"m-{n}", SCOPE, T0 + timedelta(hours=n), memories=list(memories)))
+meta = {"city": "東京", "nested": {"a": [1, 2.5, None, "🎉"]}, "flag": True}
+remember(1, MemoryWrite("ADD", "m1", "Visits the hub", vec(1), meta, "user", ["hub", "p1", "nobody"]),
+         MemoryWrite("ADD", "m2", "Likes tea", vec(2), None, "assistant"))
+remember(2, MemoryWrite("UPDATE", "m1", "Visits the hub daily", vec(3), None, None, ["p1"]),
+         MemoryWrite("DELETE", "m2"),
+         MemoryWrite("ADD", "m3", "Temporary", vec(4)))
+assert store.delete_memory("m3")
+"""
+
+
+def memory_state(store: EmbeddedStore) -> list[dict]:
+    return [m.to_dict() for m in store.list_memories(SCOPE, include_deleted=True)]
+
+
+def test_memories_survive_a_crash_and_compaction(tmp_path: Path) -> None:
+    crash_after(tmp_path, MEMORIES_BODY)
+    with EmbeddedStore(tmp_path, TEST_DIMS) as store:
+        state = memory_state(store)
+        assert [(m["id"], m["memory"]) for m in state] == [("m1", "Visits the hub daily"), ("m2", "Likes tea")]
+        first, second = store.get_memory("m1"), store.get_memory("m2")
+        assert first is not None and second is not None and store.get_memory("m3") is None
+        assert first.metadata == {"city": "東京", "nested": {"a": [1, 2.5, None, "🎉"]}, "flag": True}
+        assert first.created_at == T0 + timedelta(hours=1) and first.updated_at == T0 + timedelta(hours=2)
+        assert second.deleted_at == T0 + timedelta(hours=2) and second.role == "assistant"
+        assert [[m.id for m in hits] for hits in store.similar_memories(SCOPE, [vec(3)], top_k=5)] == [["m1"]]
+    assert journal_lines(tmp_path) == [] and (tmp_path / SNAPSHOT_FILE).exists()  # close compacted
+    with EmbeddedStore(tmp_path, TEST_DIMS) as store:  # from the snapshot alone
+        assert memory_state(store) == state
+        assert store.similar_memories(SCOPE, [vec(3)], top_k=1)[0][0].score == pytest.approx(1.0)
+        store.delete_all(SCOPE)
+    with EmbeddedStore(tmp_path, TEST_DIMS) as store:
+        assert memory_state(store) == [] and store.get_memory("m1") is None
+
+
+def test_an_invalid_memory_write_changes_nothing(tmp_path: Path) -> None:
+    with EmbeddedStore(tmp_path, TEST_DIMS) as store:
+        add(store, 1)
+        good = MemoryWrite("ADD", "ok", "fine", vec(1))
+        for bad, match in [
+            (MemoryWrite("ADD", "m", "x", vec(1), {"when": object()}), "metadata"),
+            (MemoryWrite("ADD", "m", "x", [1.0]), "dimensions"),
+            (MemoryWrite("ADD", "m", "x", None), "embedding"),
+            (MemoryWrite("MERGE", "m", "x", vec(1)), "event"),
+        ]:
+            with pytest.raises(InvalidInputError, match=match):
+                store.write(GraphWrite("bad", SCOPE, T0, memories=[good, bad]))
+        assert store.list_memories(SCOPE, include_deleted=True) == [] and len(journal_lines(tmp_path)) == 1
+
+
+def test_opening_memories_with_other_embedding_dims_is_a_config_error(tmp_path: Path) -> None:
+    with EmbeddedStore(tmp_path, TEST_DIMS) as store:
+        store.write(GraphWrite("m", SCOPE, T0, memories=[MemoryWrite("ADD", "m", "only a memory", vec(1))]))
+    with pytest.raises(ConfigError, match=f"{TEST_DIMS}-dimensional"):
+        EmbeddedStore(tmp_path, TEST_DIMS * 2)
 
 
 def test_the_folder_can_move(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import re
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -265,11 +266,6 @@ def scope() -> Scope:
 
 
 
-def count_nodes(raw_driver) -> int:
-    records, _, _ = raw_driver.execute_query("MATCH (n) RETURN count(n) AS n")
-    return records[0]["n"]
-
-
 @pytest.mark.neo4j
 def test_setup_is_idempotent_and_creates_the_schema(store, raw_driver):
     store.setup()
@@ -333,8 +329,8 @@ def test_write_round_trips_do_not_grow_with_the_number_of_relations(store, scope
 @pytest.mark.neo4j
 def test_hostile_relationship_types_are_stored_as_parameters(store, scope, raw_driver):
     canary = Scope.of(user_id=f"canary-{uuid.uuid4().hex[:8]}")
-    add(store, canary, [ent("canary", axis(3))])
-    nodes_before = count_nodes(raw_driver)
+    c1, c2 = ent("canary", axis(3)), ent("cage", axis(4))
+    add(store, canary, [c1, c2], [rel(c1, "LIVES_IN", c2)])
     hostile = [
         "x`]->() DETACH DELETE n //",
         "`) MATCH (n) DETACH DELETE n //",
@@ -353,8 +349,10 @@ def test_hostile_relationship_types_are_stored_as_parameters(store, scope, raw_d
     add(store, scope, [], [rel(a, "x`]->() DETACH DELETE n //", b)])
     types = {r.relationship for r in store.get_all(scope)}
     assert types == {sanitize_relation_type(t) for t in hostile} | {"x`]->() DETACH DELETE n //"}
-    assert count_nodes(raw_driver) == nodes_before
-    assert [e.name for e in store.entities(canary)] == ["canary"]
+    assert [e.name for e in store.entities(scope)] == ["A", "B"]
+    assert [e.name for e in store.entities(canary)] == ["canary", "cage"] and len(store.get_all(canary)) == 1
+    records, _, _ = raw_driver.execute_query("MATCH ()-[r]->() WHERE r.scope = $scope RETURN count(r) AS n", scope=scope.key)
+    assert records[0]["n"] == len(hostile) + 1
 
 
 @pytest.mark.neo4j
@@ -378,17 +376,20 @@ def test_hostile_scope_ids_are_stored_and_read_back_exactly(store):
 
 @pytest.mark.neo4j
 def test_invalidation_is_soft_and_reasserting_creates_a_new_instance(store, scope):
-    me, berlin = ent("me", axis(0)), ent("Berlin", axis(1))
-    add(store, scope, [me, berlin], [rel(me, "LIVES_IN", berlin)], at=T0)
+    me, berlin, bob, acme = ent("me", axis(0)), ent("Berlin", axis(1)), ent("Bob", axis(2)), ent("Acme", axis(3))
+    add(store, scope, [me, berlin, bob, acme], [rel(me, "LIVES_IN", berlin), rel(bob, "WORKS_AT", acme)], at=T0)
     (first,) = store.relations_around(scope, [me.id])
+    (other,) = store.relations_around(scope, [bob.id])
     t1, t2 = T0 + timedelta(days=30), T0 + timedelta(days=60)
-    add(store, scope, invalidations=[Invalidation(first.id, t1)], at=t1)
-    assert store.relations_around(scope, [me.id]) == []
-    (kept,) = store.get_all(scope, include_invalidated=True)
-    assert kept.id == first.id and kept.invalid_at == t1 and kept.expired_at == t1
+    # one relation touches the add's entities (found around them), the other does not (scope lookup)
+    add(store, scope, [replace(me, is_new=False)], invalidations=[Invalidation(first.id, t1), Invalidation(other.id, t1)], at=t1)
+    assert store.relations_around(scope, [me.id, bob.id]) == []
+    kept = store.get_all(scope, include_invalidated=True)
+    assert [(r.id, r.invalid_at, r.expired_at) for r in kept] == [(first.id, t1, t1), (other.id, t1, t1)]
+    add(store, scope, [replace(bob, is_new=False)], [rel(bob, "WORKS_AT", acme, valid_at=t2)], at=t2)
     again = [EntityWrite(me.id, "me", "me", "thing", axis(0), False), EntityWrite(berlin.id, "Berlin", "berlin", "thing", axis(1), False)]
     add(store, scope, again, [RelationWrite(me.id, "LIVES_IN", berlin.id, t2)], at=t2)
-    history = store.get_all(scope, include_invalidated=True)
+    history = [r for r in store.get_all(scope, include_invalidated=True) if r.relationship == "LIVES_IN"]
     assert [r.is_current for r in history] == [False, True] and history[1].id != first.id
     # time travel: valid at the time, even though it was retired later
     past = store.search_graph(scope, GraphQuery(embedding=axis(0), text="", seed_canonicals=["me"], as_of=T0 + timedelta(days=1)))
@@ -446,6 +447,20 @@ def test_twins_cannot_be_created_and_relations_follow_the_stored_entity(store, s
     (alice, bob) = store.entities(scope)
     assert alice.id == first.id and alice.mentions == 2
     assert [(r.source_id, r.destination_id) for r in store.get_all(scope)] == [(first.id, bob.id)]
+
+
+@pytest.mark.neo4j
+def test_concurrent_adds_of_one_name_make_one_entity(store, scope):
+    def one_add(i: int) -> None:
+        shared, own = ent("Shared Place", axis(0)), ent(f"visitor {i}", axis(i + 1))
+        add(store, scope, [shared, own], [rel(own, "VISITED", shared)], add_id=f"add-{i}")
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        list(pool.map(one_add, range(8)))
+    shared = [e for e in store.entities(scope) if e.canonical == "shared place"]
+    assert len(shared) == 1 and shared[0].mentions == 8
+    relations = store.get_all(scope)
+    assert len(relations) == 8 and {r.destination_id for r in relations} == {shared[0].id}
 
 
 @pytest.mark.neo4j

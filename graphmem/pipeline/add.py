@@ -228,12 +228,20 @@ def _plan_graph(
                 RelationWrite(ids[0], rel.relationship, ids[2], valid_at=rel.valid_at or reference_time, invalid_at=rel.invalid_at)
             )
     for old in retired:
-        write.invalidations.append(Invalidation(old.id, _retired_at(old, write.relations, reference_time)))
+        replacement = _replacement(old, write.relations)
+        ended = replacement.valid_at if replacement else reference_time
+        if old.valid_at is not None and ended <= old.valid_at:
+            # Ingested late: the new fact is older than the one it contradicts. The newer fact stays
+            # current; the older one becomes a closed interval ending when the newer one began.
+            if replacement is not None and (replacement.invalid_at is None or replacement.invalid_at > old.valid_at):
+                replacement.invalid_at = old.valid_at
+            continue
+        write.invalidations.append(Invalidation(old.id, ended))
 
 
-def _retired_at(old: Relation, new: list[RelationWrite], reference_time: datetime) -> datetime:
-    """When a retired relation stopped being true: when its replacement started, else the reference time."""
+def _replacement(old: Relation, new: list[RelationWrite]) -> RelationWrite | None:
+    """The new relation that takes over from a retired one: same source and relationship."""
     for rel in new:
-        if rel.source_id == old.source_id and rel.relationship == old.relationship:
-            return rel.valid_at
-    return reference_time
+        if rel.source_id == old.source_id and rel.relationship == old.relationship and rel.destination_id != old.destination_id:
+            return rel
+    return None

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from graphmem.retrieval.fusion import rrf
+from graphmem.retrieval.fusion import fuse
 from graphmem.retrieval.presets import SearchPreset
 from graphmem.retrieval.text import BM25, mentions_self
 from graphmem.stores.base import GraphQuery, GraphStore
@@ -26,6 +26,7 @@ def search_relations(
     preset: SearchPreset,
     limit: int,
     as_of: datetime | None = None,
+    known_at: datetime | None = None,
 ) -> list[Relation]:
     seeds = [canonical_name(scope.self_name)] if mentions_self(query) else []
     graph_query = GraphQuery(
@@ -35,6 +36,7 @@ def search_relations(
         top_k=preset.seed_top_k,
         threshold=preset.seed_threshold,
         as_of=as_of,
+        known_at=known_at,
     )
     candidates = store.search_graph(scope, graph_query)
     if not candidates:
@@ -46,7 +48,7 @@ def search_relations(
         "seed": [r.scores.get("seed", 0.0) for r in candidates],
         "bm25": bm25,
     }
-    fused = rrf(signals, preset.weights, k=preset.rrf_k)
+    fused = fuse(signals, preset.weights, preset.fusion, k=preset.rrf_k)
     for rel, score, b in zip(candidates, fused, bm25):
         rel.scores["bm25"] = b
         rel.score = score

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from graphmem.retrieval.fusion import rrf
+from graphmem.retrieval.fusion import fuse
 from graphmem.retrieval.presets import SearchPreset
 from graphmem.retrieval.text import BM25
 from graphmem.stores.base import GraphStore, MemoryQuery
@@ -38,7 +38,7 @@ def search_memories(
         "fulltext": [m.scores.get("fulltext", 0.0) for m in candidates],
         "bm25": bm25,
     }
-    fused = rrf(signals, preset.weights, k=preset.rrf_k)
+    fused = fuse(signals, preset.weights, preset.fusion, k=preset.rrf_k)
     for item, score, b in zip(candidates, fused, bm25):
         item.scores["bm25"] = b
         item.score = score

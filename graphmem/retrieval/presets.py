@@ -3,23 +3,27 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
 
 @dataclass(frozen=True)
 class SearchPreset:
     name: str
-    #: RRF weight per signal; a signal with weight 0 is ignored
+    #: weight per signal (vector, bm25, fulltext, seed); a signal with weight 0 is ignored
     weights: dict[str, float] = field(default_factory=dict)
+    #: "score": weighted sum of max-normalised scores; "rrf": reciprocal-rank fusion
+    fusion: Literal["score", "rrf"] = "score"
     rrf_k: int = 60
     seed_top_k: int = 10
     seed_threshold: float = 0.3
 
 
 HYBRID = SearchPreset("hybrid", {"vector": 1.0, "bm25": 1.0, "fulltext": 0.5, "seed": 0.5})
+HYBRID_RRF = SearchPreset("hybrid_rrf", {"vector": 1.0, "bm25": 1.0, "fulltext": 0.5, "seed": 0.5}, fusion="rrf")
 VECTOR_ONLY = SearchPreset("vector", {"vector": 1.0})
 BM25_ONLY = SearchPreset("bm25", {"bm25": 1.0})
 
-PRESETS = {p.name: p for p in (HYBRID, VECTOR_ONLY, BM25_ONLY)}
+PRESETS = {p.name: p for p in (HYBRID, HYBRID_RRF, VECTOR_ONLY, BM25_ONLY)}
 
 
 def get_preset(preset: str | SearchPreset | None) -> SearchPreset:

@@ -37,8 +37,38 @@ class GraphQuery:
     seed_canonicals: list[str]  # entities seeded by exact name (e.g. the scope's own user for "my ...")
     top_k: int = 10  # vector / fulltext seeds
     threshold: float = 0.3  # minimum cosine of a vector seed
-    as_of: datetime | None = None  # None: current relations only
-    include_invalidated: bool = False
+    as_of: datetime | None = None  # event time; None: now (see relation_visible)
+    known_at: datetime | None = None  # transaction time; None: what graphmem believes now
+    include_invalidated: bool = False  # every version, no time filter
+
+
+def relation_visible(
+    valid_at: datetime | None,
+    invalid_at: datetime | None,
+    created_at: datetime | None,
+    expired_at: datetime | None,
+    as_of: datetime | None,
+    known_at: datetime | None,
+    now: datetime,
+) -> bool:
+    """THE time filter of relations; the Neo4j Cypher mirrors it (search_graph, get_all, timeline).
+
+    - Transaction time (``known_at``): what graphmem believed at known_at: created_at <= known_at
+      and not expired by then (expired_at IS NULL or known_at < expired_at). An ``invalid_at`` set
+      by a later invalidation (expired_at not null) was not known then, so it is ignored.
+    - Event time (``as_of``, default known_at, else now): valid_at <= as_of < invalid_at, open ends
+      allowed. Pure event time: a relation retired today whose invalid_at lies in the future
+      ("I'm moving out next month") is still valid until then.
+    """
+    if known_at is not None:
+        if created_at is not None and created_at > known_at:
+            return False
+        if expired_at is not None and expired_at <= known_at:
+            return False
+        if expired_at is not None:
+            invalid_at = None
+    t = as_of or known_at or now
+    return (valid_at is None or valid_at <= t) and (invalid_at is None or t < invalid_at)
 
 
 @dataclass
@@ -92,9 +122,14 @@ class GraphStore(ABC):
 
         Each returned relation carries ``scores``: "vector" (best cosine of a seeded endpoint),
         "fulltext" (name text match of an endpoint, 0..1) and "seed" (1.0 when an endpoint was
-        seeded by name). Filtering: current relations only by default; with ``as_of`` relations
-        with valid_at <= as_of < invalid_at (open ends allowed) that were not expired.
+        seeded by name). Filtering: ``relation_visible`` with the query's as_of / known_at (now
+        when both are None), none with ``include_invalidated``.
         """
+
+    def timeline(self, scope: Scope, canonical: str) -> list[Relation]:
+        """Every version of every relation touching the entity with this canonical name, ordered by
+        valid_at (then created_at); one round trip. Empty when the entity does not exist."""
+        raise NotImplementedError
 
     # -- memory facts (the vector memory) ------------------------------------------------------
     # Memory writes travel in GraphWrite.memories and are applied by ``write`` after relations,
@@ -128,7 +163,8 @@ class GraphStore(ABC):
 
     @abstractmethod
     def get_all(self, scope: Scope, include_invalidated: bool = False, limit: int | None = None) -> list[Relation]:
-        """All relations of the scope, oldest first."""
+        """Relations of the scope, oldest first: those ``relation_visible`` now (as_of = known_at =
+        None), or every version with include_invalidated."""
 
     @abstractmethod
     def entities(self, scope: Scope) -> list[Entity]:

@@ -15,17 +15,20 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from conftest import TEST_DIMS
 
-from graphmem.stores.base import EntityCandidate, GraphQuery, GraphStore
+from graphmem.errors import InvalidInputError
+from graphmem.stores.base import EntityCandidate, GraphQuery, GraphStore, MemoryQuery
 from graphmem.types import (
     EntityWrite,
     GraphWrite,
     Invalidation,
+    MemoryWrite,
     RelationWrite,
     Scope,
     canonical_name,
     display_name,
     new_id,
     sanitize_relation_type,
+    text_hash,
 )
 
 UTC = timezone.utc
@@ -121,7 +124,7 @@ def test_a_touch_names_the_entity_by_id_even_under_another_name(store: GraphStor
     add(store, scope, at(0), [robert, carol])
     bobby = EntityWrite(robert.id, "Bobby", canonical_name("Bobby"), "person", tilted(0, 2, 0.9), is_new=False)
     add(store, scope, at(1), [bobby, again(carol)], [rel(bobby, "knows", carol)])
-    assert [(e.name, e.mentions) for e in store.entities(scope)] == [("Robert", 2), ("Carol", 2)]
+    assert {(e.name, e.mentions) for e in store.entities(scope)} == {("Robert", 2), ("Carol", 2)}
     assert triples(store.get_all(scope)) == {("Robert", "KNOWS", "Carol")}
 
 
@@ -455,10 +458,10 @@ def test_hostile_names_and_scope_ids_round_trip(store: GraphStore) -> None:
     names = [display_name(n) for n in HOSTILE_NAMES]
     written = [entity(n, axis(i)) for i, n in enumerate(names)]
     add(store, scope, T0, written, [rel(x, "next", y) for x, y in zip(written, written[1:])])
-    assert [e.name for e in store.entities(scope)] == names
+    assert sorted(e.name for e in store.entities(scope)) == sorted(names)  # one add: created_at ties
     found = store.match_entities(scope, [EntityCandidate(e.canonical, axis(QUIET)) for e in written], 0.9)
     assert [m.id if m else None for m in found] == [e.id for e in written]
-    assert [(r.source, r.destination) for r in store.get_all(scope)] == list(zip(names, names[1:]))
+    assert {(r.source, r.destination) for r in store.get_all(scope)} == set(zip(names, names[1:]))
     assert store.entities(lookalike) == [] and store.get_all(lookalike) == []
 
 
@@ -484,7 +487,7 @@ def test_datetimes_come_back_aware_utc_and_equal(store: GraphStore, scope: Scope
     add(store, scope, touched, [again(a)])
     knows = next(r for r in store.get_all(scope) if r.relationship == "KNOWS")
     add(store, scope, retired, invalidations=[Invalidation(knows.id, valid + timedelta(days=30))])
-    first = store.entities(scope)[0]
+    first = next(e for e in store.entities(scope) if e.id == a.id)
     assert _is_utc(first.created_at) and _close(first.created_at, created)
     assert _is_utc(first.updated_at) and _close(first.updated_at, touched)
     for r in store.get_all(scope, include_invalidated=True):
@@ -498,6 +501,277 @@ def test_datetimes_come_back_aware_utc_and_equal(store: GraphStore, scope: Scope
             assert _close(r.expired_at, retired)
 
 
+# --- memory facts ------------------------------------------------------------------------------
+
+
+def fact(
+    text: str, vec: list[float], *, memory_id: str | None = None, event: str = "ADD",
+    metadata: dict | None = None, role: str | None = "user", entity_ids=(),
+) -> MemoryWrite:  # fmt: skip
+    return MemoryWrite(event, memory_id or new_id(), text, vec, metadata, role, list(entity_ids))
+
+
+def update(memory_id: str, text: str, vec: list[float], metadata: dict | None = None, entity_ids=()) -> MemoryWrite:
+    return MemoryWrite("UPDATE", memory_id, text, vec, metadata, None, list(entity_ids))
+
+
+def forget(memory_id: str) -> MemoryWrite:
+    return MemoryWrite("DELETE", memory_id)
+
+
+def remember(store: GraphStore, scope: Scope, when: datetime, *memories: MemoryWrite, entities=(), relations=()):
+    """One write of ``memories`` (after the entities and relations, if any)."""
+    store.write(GraphWrite(new_id(), scope, when, list(entities), list(relations), [], list(memories)))
+
+
+def mquery(embedding=None, text: str = "", **options) -> MemoryQuery:
+    return MemoryQuery(embedding=embedding or axis(QUIET), text=text, **options)
+
+
+def test_memory_add_stores_every_field(store: GraphStore) -> None:
+    scope = fresh_scope(user_id=f"u-{uuid.uuid4().hex[:8]}", agent_id="helper", run_id="r1")
+    tea = fact("Drinks green tea", axis(0), metadata={"session": 1, "topic": "habits"})
+    bare = fact("Walks to work", axis(1), metadata=None, role=None)
+    remember(store, scope, at(0), tea, bare)
+    got = store.get_memory(tea.id)
+    assert got is not None
+    assert (got.id, got.text, got.hash, got.role) == (tea.id, "Drinks green tea", text_hash("Drinks green tea"), "user")
+    assert (got.user_id, got.agent_id, got.run_id) == (scope.user_id, "helper", "r1")
+    assert got.metadata == {"session": 1, "topic": "habits"}
+    assert _close(got.created_at, at(0)) and _close(got.updated_at, at(0)) and got.deleted_at is None
+    assert _is_utc(got.created_at) and _is_utc(got.updated_at)
+    other = store.get_memory(bare.id)
+    assert other is not None and other.metadata == {} and other.role is None
+    assert ids(store.list_memories(scope)) == {tea.id, bare.id}
+    assert store.get_memory(new_id()) is None
+
+
+def test_memory_update_replaces_text_and_embedding_and_keeps_metadata(store: GraphStore, scope: Scope) -> None:
+    pizza = fact("Likes cheese pizza", axis(0), metadata={"session": 1})
+    remember(store, scope, at(0), pizza)
+    remember(store, scope, at(1), update(pizza.id, "Loves chicken pizza", axis(1)))
+    got = store.get_memory(pizza.id)
+    assert got is not None and (got.text, got.hash) == ("Loves chicken pizza", text_hash("Loves chicken pizza"))
+    assert _close(got.created_at, at(0)) and _close(got.updated_at, at(1)) and got.deleted_at is None
+    assert got.metadata == {"session": 1}  # metadata None: kept
+    (hits,) = store.similar_memories(scope, [axis(1)], top_k=1)
+    assert [m.id for m in hits] == [pizza.id] and hits[0].score == pytest.approx(1.0, abs=1e-4)
+    remember(store, scope, at(2), update(pizza.id, "Loves chicken pizza", axis(1), metadata={}))
+    got = store.get_memory(pizza.id)
+    assert got is not None and got.metadata == {} and _close(got.updated_at, at(2))
+    assert len(store.list_memories(scope, include_deleted=True)) == 1  # updated in place
+
+
+def test_memory_delete_is_soft_and_hides_the_memory(store: GraphStore, scope: Scope) -> None:
+    kept, gone = fact("Plays chess", axis(0)), fact("Plays tennis", axis(1))
+    remember(store, scope, at(0), kept, gone)
+    remember(store, scope, at(5), forget(gone.id))
+    got = store.get_memory(gone.id)
+    assert got is not None and got.text == "Plays tennis" and _close(got.deleted_at, at(5))
+    assert [m.id for m in store.list_memories(scope)] == [kept.id]
+    assert ids(store.list_memories(scope, include_deleted=True)) == {kept.id, gone.id}
+    assert [[m.id for m in hits] for hits in store.similar_memories(scope, [axis(1)], top_k=5)] == [[kept.id]]
+    assert ids(store.search_memories(scope, mquery(axis(1), "tennis"))) == {kept.id}
+    remember(store, scope, at(6), update(gone.id, "Plays tennis again", axis(1)), forget(gone.id))
+    got = store.get_memory(gone.id)  # a soft-deleted memory is neither updated nor deleted again
+    assert got is not None and got.text == "Plays tennis" and _close(got.deleted_at, at(5))
+
+
+def test_memory_ops_in_one_write_apply_in_order(store: GraphStore, scope: Scope) -> None:
+    first = fact("Owns a cat", axis(0))
+    remember(store, scope, at(0), first, update(first.id, "Owns two cats", axis(1)))
+    got = store.get_memory(first.id)
+    assert got is not None and got.text == "Owns two cats" and _close(got.created_at, at(0))
+    second = fact("Owns a dog", axis(2))
+    remember(store, scope, at(1), second, forget(second.id), update(second.id, "Owns a parrot", axis(3)))
+    got = store.get_memory(second.id)  # deleted in the write before the UPDATE came: not updated
+    assert got is not None and got.text == "Owns a dog" and _close(got.deleted_at, at(1))
+    assert [m.text for m in store.list_memories(scope)] == ["Owns two cats"]
+
+
+def test_memories_are_written_with_the_graph_or_not_at_all(store: GraphStore, scope: Scope) -> None:
+    other = fresh_scope()
+    theirs = entity("Mallory", axis(5))
+    add(store, other, T0, [theirs])
+    boston, me = entity("Boston", axis(0)), entity("Me", axis(1))
+    linked = fact("Lives in Boston", axis(0), entity_ids=[boston.id, theirs.id, new_id()])  # foreign ids ignored
+    remember(store, scope, at(0), linked, entities=[boston, me], relations=[rel(me, "lives in", boston)])
+    assert [m.id for m in store.list_memories(scope)] == [linked.id]
+    assert triples(store.get_all(scope)) == {("Me", "LIVES_IN", "Boston")}
+    ghost = entity("Ghost", axis(2))
+    broken = fact("Knows a ghost", axis(2))
+    with pytest.raises(InvalidInputError):  # a relation to an entity of another scope fails the whole write
+        remember(store, scope, at(1), broken, entities=[ghost], relations=[rel(ghost, "knows", theirs)])
+    assert store.get_memory(broken.id) is None and [m.id for m in store.list_memories(scope)] == [linked.id]
+    assert "Ghost" not in {e.name for e in store.entities(scope)}
+
+
+def test_memories_with_the_same_text_in_two_scopes_stay_apart(store: GraphStore, scope: Scope) -> None:
+    other = fresh_scope()
+    mine, theirs = fact("Allergic to peanuts", axis(0)), fact("Allergic to peanuts", axis(0))
+    remember(store, scope, at(0), mine)
+    remember(store, other, at(0), theirs)
+    assert [m.id for m in store.list_memories(scope)] == [mine.id]
+    assert [m.id for m in store.list_memories(other)] == [theirs.id]
+    assert [[m.id for m in hits] for hits in store.similar_memories(scope, [axis(0)], top_k=5)] == [[mine.id]]
+    assert ids(store.search_memories(scope, mquery(axis(0), "peanuts"))) == {mine.id}
+    remember(store, scope, at(1), update(theirs.id, "Hijacked", axis(1)), forget(theirs.id))  # another scope's ids
+    got = store.get_memory(theirs.id)
+    assert got is not None and got.text == "Allergic to peanuts" and got.deleted_at is None
+    assert got.user_id == other.user_id  # get_memory reads any scope
+    remember(store, scope, at(2), fact("Hijacked too", axis(1), memory_id=theirs.id))  # an ADD cannot take it over
+    got = store.get_memory(theirs.id)
+    assert got is not None and got.text == "Allergic to peanuts" and got.user_id == other.user_id
+    assert [m.id for m in store.list_memories(scope)] == [mine.id]
+
+
+def test_similar_memories_ranks_by_cosine_in_one_round_trip(store: GraphStore, scope: Scope) -> None:
+    vectors = [axis(0), tilted(0, 1, 0.9), tilted(0, 1, 0.5), axis(2)]
+    near, mid, far, apart = (fact(f"fact {i}", v) for i, v in enumerate(vectors))
+    remember(store, scope, at(0), far, apart, near, mid)
+    before = store.round_trips
+    found = store.similar_memories(scope, [axis(0), axis(2), tilted(2, 3, 0.8)], top_k=2)
+    assert store.round_trips - before == 1
+    assert [m.id for m in found[0]] == [near.id, mid.id]
+    assert found[1][0].id == apart.id and len(found[1]) == 2  # the rest tie at cosine 0
+    assert [m.score for m in found[0]] == [pytest.approx(1.0, abs=1e-4), pytest.approx(0.9, abs=1e-4)]
+    assert found[2][0].id == apart.id and found[2][0].score == pytest.approx(0.8, abs=1e-4)
+    assert store.similar_memories(fresh_scope(), [axis(0)], top_k=3) == [[]]
+
+
+def test_search_memories_merges_vector_and_fulltext_candidates(store: GraphStore, scope: Scope) -> None:
+    tea = fact("Drinks green tea every morning", axis(0))
+    chess = fact("Plays chess with Bob", axis(1))
+    quimby = fact("Quimby: 555-0192", axis(2))
+    remember(store, scope, at(0), tea, chess, quimby)
+    before = store.round_trips
+    found = {m.id: m for m in store.search_memories(scope, mquery(axis(0), "what is the number of QUIMBY?", top_k=1))}
+    assert store.round_trips - before == 1
+    assert set(found) == {tea.id, quimby.id}  # top 1 by vector, top 1 by text; chess matches neither
+    for m in found.values():
+        assert {"vector", "fulltext"} <= set(m.scores) and 0.0 <= m.scores["fulltext"] <= 1.0
+    assert found[tea.id].scores["vector"] == pytest.approx(1.0, abs=1e-4) and found[tea.id].scores["fulltext"] == 0.0
+    assert found[quimby.id].scores["fulltext"] == pytest.approx(1.0) and found[quimby.id].scores["vector"] < 0.5
+    assert found[tea.id].text == "Drinks green tea every morning"
+    assert found[quimby.id].hash == text_hash("Quimby: 555-0192")
+
+
+def test_search_memories_fulltext_is_a_lexical_match(store: GraphStore, scope: Scope) -> None:
+    both = fact("Dentist PHONE, changed!", axis(0))
+    one = fact("New phone bought yesterday", axis(1))
+    none = fact("Likes jazz", axis(2))
+    remember(store, scope, at(0), both, one, none)
+    found = store.search_memories(scope, mquery(axis(QUIET), "dentist phone", top_k=3))
+    text = {m.id: m.scores["fulltext"] for m in found}
+    assert text[both.id] == pytest.approx(1.0) and 0.0 < text[one.id] < 1.0
+    assert text.get(none.id, 0.0) == 0.0
+    assert store.search_memories(fresh_scope(), mquery(axis(0), "dentist phone")) == []
+
+
+def test_search_memories_filters_on_metadata_in_the_store(store: GraphStore, scope: Scope) -> None:
+    first = fact("Prefers window seats", axis(0), metadata={"session": 1, "topic": "travel", "city": "東京"})
+    second = fact("Prefers aisle seats", tilted(0, 1, 0.9), metadata={"session": 2, "flag": True})
+    bare = fact("Prefers any seat", tilted(0, 1, 0.8))
+    remember(store, scope, at(0), first, second, bare)
+
+    def found(filters, top_k=10) -> set[str]:
+        return ids(store.search_memories(scope, mquery(axis(0), "seats", top_k=top_k, filters=filters)))
+
+    assert found(None) == found({}) == {first.id, second.id, bare.id}
+    assert found({"session": 1}) == {first.id}
+    assert found({"session": 1, "topic": "travel"}) == {first.id}
+    assert found({"session": 1, "topic": "food"}) == set()  # every key must match
+    assert found({"missing": 1}) == set()  # a missing key does not match
+    assert found({"city": "東京"}) == {first.id} and found({"flag": True}) == {second.id}
+    assert found({"session": "1"}) == set()  # equality, not string likeness
+    assert found({"session": 2}, top_k=1) == {second.id}  # filtered before the top_k cut
+
+
+def test_search_memories_as_of_returns_what_existed_then(store: GraphStore, scope: Scope) -> None:
+    old, new = fact("Lives in Paris", axis(0)), fact("Lives in Berlin", axis(0))
+    remember(store, scope, at(0), old)
+    remember(store, scope, at(10), new)
+    remember(store, scope, at(20), forget(old.id))
+
+    def found(as_of) -> set[str]:
+        return ids(store.search_memories(scope, mquery(axis(0), "lives", as_of=as_of)))
+
+    assert found(None) == {new.id}
+    assert found(at(-1)) == set()
+    assert found(at(0)) == found(at(5)) == {old.id}  # created_at <= as_of
+    assert found(at(10)) == found(at(15)) == {old.id, new.id}
+    assert found(at(20)) == {new.id}  # as_of < deleted_at
+
+
+def test_delete_memory_removes_it_for_good(store: GraphStore, scope: Scope) -> None:
+    boston = entity("Boston", axis(0))
+    kept, soft = fact("Plays chess", axis(0)), fact("x", axis(1))
+    gone = fact("Lives in Boston", axis(0), entity_ids=[boston.id])
+    remember(store, scope, at(0), kept, gone, soft, entities=[boston])
+    remember(store, scope, at(1), forget(soft.id))
+    before = store.round_trips
+    assert store.delete_memory(gone.id) is True
+    assert store.round_trips - before == 1
+    assert store.get_memory(gone.id) is None
+    assert store.delete_memory(soft.id) is True and store.get_memory(soft.id) is None  # soft-deleted ones too
+    assert [m.id for m in store.list_memories(scope, include_deleted=True)] == [kept.id]
+    assert ids(store.search_memories(scope, mquery(axis(0), "Boston"))) == {kept.id}
+    assert store.delete_memory(gone.id) is False and store.delete_memory(new_id()) is False
+    remember(store, scope, at(2), update(gone.id, "back?", axis(0)))  # an UPDATE does not bring it back
+    assert store.get_memory(gone.id) is None
+    assert [e.name for e in store.entities(scope)] == ["Boston"]  # the entity it mentioned stays
+
+
+def test_list_memories_is_oldest_first_and_limited(store: GraphStore, scope: Scope) -> None:
+    made = [fact(f"fact {i}", axis(i)) for i in range(4)]
+    for i, m in enumerate(reversed(made)):
+        remember(store, scope, at(10 - i), m)  # made[3] first in the calls, made[0] oldest by time
+    remember(store, scope, at(20), forget(made[1].id))
+    assert [m.id for m in store.list_memories(scope)] == [made[0].id, made[2].id, made[3].id]
+    assert [m.id for m in store.list_memories(scope, include_deleted=True)] == [m.id for m in made]
+    assert [m.id for m in store.list_memories(scope, limit=2)] == [made[0].id, made[2].id]
+    assert store.list_memories(fresh_scope()) == []
+
+
+def test_delete_all_removes_the_scopes_memories(store: GraphStore, scope: Scope) -> None:
+    other, bare = fresh_scope(), fresh_scope()
+    _same_world(store, scope)
+    mine = fact("Mine too", axis(1))
+    remember(store, scope, at(0), fact("Mine", axis(0)), mine)
+    remember(store, scope, at(1), forget(mine.id))
+    theirs = fact("Theirs", axis(0))
+    remember(store, other, at(0), theirs)
+    only = fact("Only memories here", axis(0))
+    remember(store, bare, at(0), only)
+    assert store.delete_all(scope) == 2
+    assert store.list_memories(scope, include_deleted=True) == []
+    assert store.similar_memories(scope, [axis(0)]) == [[]]
+    assert [m.id for m in store.list_memories(other)] == [theirs.id]
+    assert store.delete_all(bare) == 0  # no entities, but its memories go
+    assert store.list_memories(bare, include_deleted=True) == [] and store.get_memory(only.id) is None
+
+
+HOSTILE_METADATA = {
+    "city": "東京", "emoji": "party 🎉👩‍👩‍👧", "quote": "O'Brien \"x\" `y`",
+    "nested": {"a": [1, 2.5, None, {"b": "ü"}]},
+    "list": ["x", 1, True], "empty": {}, "none": None, "big": 2**53, "neg": -0.125, "flag": False,
+    "we'ird `key`.$x": "ok",
+}  # fmt: skip
+
+
+def test_memory_text_and_metadata_round_trip_exactly(store: GraphStore, scope: Scope) -> None:
+    items = [fact(n, axis(i), metadata=HOSTILE_METADATA) for i, n in enumerate(HOSTILE_NAMES)]
+    remember(store, scope, at(0), *items)
+    for m in items:
+        got = store.get_memory(m.id)
+        assert got is not None and got.text == m.text and got.hash == m.hash and got.metadata == HOSTILE_METADATA
+    assert sorted(m.text for m in store.list_memories(scope)) == sorted(m.text for m in items)
+    found = store.search_memories(scope, mquery(axis(0), "x", filters={"we'ird `key`.$x": "ok", "city": "東京"}))
+    assert items[0].id in ids(found)
+    for text in ['quimby:"555 AND (x OR', "*?~^\\/[]{}!-+&&||", "   ", ""]:  # query syntax is not for users
+        store.search_memories(scope, mquery(axis(0), text))
+
+
 # --- reset (touches every scope: keep it last) ------------------------------------------------
 
 
@@ -505,8 +779,15 @@ def test_reset_removes_every_scope(store: GraphStore, scope: Scope) -> None:
     other = fresh_scope()
     _same_world(store, scope)
     _same_world(store, other)
+    gone = [fact("Mine", axis(0)), fact("Theirs", axis(0))]
+    remember(store, scope, T0, gone[0])
+    remember(store, other, T0, gone[1])
+    remember(store, other, at(1), forget(gone[1].id))
     store.reset()
     for s in (scope, other):
         assert store.entities(s) == [] and store.get_all(s, include_invalidated=True) == []
+        assert store.list_memories(s, include_deleted=True) == [] and store.similar_memories(s, [axis(0)]) == [[]]
+    assert [store.get_memory(m.id) for m in gone] == [None, None]
     _same_world(store, scope)  # usable after a reset
-    assert len(store.get_all(scope)) == 1
+    remember(store, scope, at(2), fact("Again", axis(0)))
+    assert len(store.get_all(scope)) == 1 and len(store.list_memories(scope)) == 1

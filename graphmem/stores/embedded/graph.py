@@ -1,4 +1,5 @@
-"""The embedded store's in-memory state: a networkx MultiDiGraph plus the indexes kept beside it.
+"""The embedded store's in-memory state: a networkx MultiDiGraph plus the indexes kept beside it,
+and the memory facts (memories.py).
 
 Nodes are entities and edges are relation instances keyed by relation id, with the same
 properties as the Neo4j model. The state changes only through :meth:`MemoryGraph.apply`, which
@@ -10,7 +11,11 @@ code:
     ["relation", {attrs}]                     create a relation instance
     ["mention", relation_id, add_id, at]      one more mention, add_id joins the provenance
     ["retire", relation_id, invalid_at, expired_at]
-    ["delete_scope", scope_key]
+    ["memory", {attrs}]                       create a memory fact (with its MENTIONS entity ids)
+    ["memory_update", memory_id, {changes}]   text, hash, embedding, updated_at, metadata?, mentions
+    ["memory_soft_delete", memory_id, at]     deleted_at = at
+    ["memory_remove", memory_id]              gone for good
+    ["delete_scope", scope_key]               entities, relations and memories of the scope
     ["reset"]
 """
 
@@ -25,9 +30,10 @@ from typing import Any
 import networkx as nx
 import numpy as np
 
+from graphmem.stores.embedded.memories import MemoryFacts
 from graphmem.types import Entity, Relation, iso, parse_time
 
-TIME_FIELDS = frozenset({"created_at", "updated_at", "valid_at", "invalid_at", "expired_at"})
+TIME_FIELDS = frozenset({"created_at", "updated_at", "valid_at", "invalid_at", "expired_at", "deleted_at"})
 WORD = re.compile(r"\w+")
 Op = list[Any]
 Attrs = dict[str, Any]
@@ -43,7 +49,7 @@ class ScopeIndex:
 
 
 class MemoryGraph:
-    """Entities and relations of every scope, with lookups by canonical name, scope and relation id."""
+    """Entities, relations and memory facts of every scope, with lookups by canonical name, scope and id."""
 
     def __init__(self, embedding_dims: int) -> None:
         self.embedding_dims = embedding_dims
@@ -55,6 +61,7 @@ class MemoryGraph:
         self.by_scope: dict[str, dict[str, None]] = {}  # scope key -> ordered set of entity ids
         self._ends: dict[str, tuple[str, str]] = {}  # relation id -> (source id, destination id)
         self._indexes: dict[str, ScopeIndex] = {}
+        self.memories = MemoryFacts(self.embedding_dims)
         self._seq = 0  # insertion order, the tie-break of "oldest first"
 
     # --- changes ----------------------------------------------------------------------------
@@ -96,7 +103,20 @@ class MemoryGraph:
         d["invalid_at"], d["expired_at"] = parse_time(invalid_at), parse_time(expired_at)
         d["updated_at"] = d["expired_at"]
 
+    def _op_memory(self, data: Attrs) -> None:
+        self.memories.create(self._decode(data))
+
+    def _op_memory_update(self, memory_id: str, changes: Attrs) -> None:
+        self.memories.update(memory_id, {**changes, "updated_at": parse_time(changes["updated_at"])})
+
+    def _op_memory_soft_delete(self, memory_id: str, at: str) -> None:
+        self.memories.soft_delete(memory_id, parse_time(at))
+
+    def _op_memory_remove(self, memory_id: str) -> None:
+        self.memories.remove(memory_id)
+
     def _op_delete_scope(self, key: str) -> None:
+        self.memories.drop_scope(key)
         nodes = self.by_scope.pop(key, {})
         for _, _, rid in chain(self.graph.out_edges(nodes, keys=True), self.graph.in_edges(nodes, keys=True)):
             self._ends.pop(rid, None)
@@ -118,11 +138,17 @@ class MemoryGraph:
         """Everything, JSON-ready, oldest first (so loading it keeps the order)."""
         nodes = oldest_first(n for _, n in self.graph.nodes(data=True))
         edges = oldest_first(d for _, _, d in self.graph.edges(data=True))
-        return {"entities": [_encode(n) for n in nodes], "relations": [_encode(d) for d in edges]}
+        memories = oldest_first(self.memories.rows.values())
+        return {
+            "entities": [_encode(n) for n in nodes],
+            "relations": [_encode(d) for d in edges],
+            "memories": [_encode(m) for m in memories],
+        }
 
     def load_snapshot(self, snapshot: dict[str, list[Attrs]]) -> None:
         self.apply(["entity", e] for e in snapshot["entities"])
         self.apply(["relation", r] for r in snapshot["relations"])
+        self.apply(["memory", m] for m in snapshot.get("memories", []))  # absent in snapshots before memories
 
     # --- reads --------------------------------------------------------------------------------
 

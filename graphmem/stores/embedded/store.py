@@ -1,9 +1,10 @@
 """The embedded store: the zero-setup default, in-process on networkx, durable in a folder.
 
-Every change is first *planned* against the current graph into a list of operations (see
+Every change is first *planned* against the current graph into a list of operations (plan.py,
 graph.py), then journaled and fsync'ed, then applied. Replaying the journal applies the same
 operations, so generated ids and merge decisions are never re-made; a failed plan or a failed
-journal write leaves the graph untouched, which makes ``write`` atomic.
+journal write leaves the graph untouched, which makes ``write`` atomic. Memory facts live beside
+the graph (memories.py) and travel in the same operations, so a write's memories are as atomic.
 """
 
 from __future__ import annotations
@@ -16,10 +17,12 @@ from pathlib import Path
 import numpy as np
 
 from graphmem.errors import ConfigError, GraphMemError, InvalidInputError, StoreError
-from graphmem.stores.base import EntityCandidate, GraphQuery, GraphStore
+from graphmem.stores.base import EntityCandidate, GraphQuery, GraphStore, MemoryQuery, relation_visible
 from graphmem.stores.embedded.graph import WORD, Attrs, MemoryGraph, Op, ScopeIndex, is_current, normalise
 from graphmem.stores.embedded.journal import Journal
-from graphmem.types import Entity, GraphWrite, Relation, Scope, iso, new_id, parse_time
+from graphmem.stores.embedded.memories import matches, memory_item, unit, visible
+from graphmem.stores.embedded.plan import WritePlanner
+from graphmem.types import Entity, GraphWrite, MemoryItem, Relation, Scope, parse_time, utcnow
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +85,7 @@ class EmbeddedStore(GraphStore):
     def write(self, write: GraphWrite) -> None:
         with self._lock:
             self._begin()
-            ops = self._plan(write)
+            ops = WritePlanner(self._graph, self._vector).plan(write)
             if ops:
                 self._commit(ops)
 
@@ -95,9 +98,11 @@ class EmbeddedStore(GraphStore):
             text = _fulltext_seeds(index, query)
             named = {g.by_canonical[(key, c)] for c in query.seed_canonicals if (key, c) in g.by_canonical}
             as_of = parse_time(query.as_of, field_name="as_of")
+            known_at = parse_time(query.known_at, field_name="known_at")
+            now = utcnow()
             out = []
             for d in g.edges_touching(set(vector) | set(text) | named):
-                if not _visible(d, as_of, query.include_invalidated):
+                if not (query.include_invalidated or _visible(d, as_of, known_at, now)):
                     continue
                 ends = (d["source_id"], d["destination_id"])
                 scores = {
@@ -109,11 +114,76 @@ class EmbeddedStore(GraphStore):
             out.sort(key=lambda r: -max(r.scores.values()))  # stable: ties stay oldest first
             return out
 
+    def similar_memories(self, scope: Scope, embeddings: list[list[float]], top_k: int = 5) -> list[list[MemoryItem]]:
+        with self._lock:
+            self._begin()
+            if not embeddings:
+                return []
+            index = self._graph.memories.index(scope.key)
+            rows = index.rows
+            live = np.array([row["deleted_at"] is None for row in rows], dtype=bool)
+            sims = index.cosines(np.array([unit(self._vector(e)) for e in embeddings]))
+            out = []
+            for row_sims in sims:
+                best = _top(row_sims, live, top_k)
+                out.append([memory_item(rows[i], float(row_sims[i]), {"vector": float(row_sims[i])}) for i in best])
+            return out
+
+    def search_memories(self, scope: Scope, query: MemoryQuery) -> list[MemoryItem]:
+        with self._lock:
+            self._begin()
+            index = self._graph.memories.index(scope.key)
+            rows = index.rows
+            as_of = parse_time(query.as_of, field_name="as_of")
+            eligible = np.array([visible(r, as_of) and matches(r["metadata"], query.filters) for r in rows], dtype=bool)
+            cosines = index.cosines(unit(self._vector(query.embedding))[None, :])[0]
+            fulltext = index.bm25(query.text)
+            by_text = _top(fulltext, eligible & (fulltext > 0), query.top_k)
+            best_text = float(fulltext[by_text[0]]) if by_text else 1.0
+            text_scores = {i: float(fulltext[i]) / best_text for i in by_text}  # 0..1; 0 outside the top_k
+            out = []
+            for i in dict.fromkeys(_top(cosines, eligible, query.top_k) + by_text):  # merged by id
+                scores = {"vector": float(cosines[i]), "fulltext": text_scores.get(i, 0.0)}
+                out.append(memory_item(rows[i], scores["vector"], scores))
+            out.sort(key=lambda m: -max(m.scores.values()))  # stable: ties stay in candidate order
+            return out
+
+    def get_memory(self, memory_id: str) -> MemoryItem | None:
+        with self._lock:
+            self._begin()
+            row = self._graph.memories.rows.get(memory_id)
+            return None if row is None else memory_item(row)
+
+    def list_memories(self, scope: Scope, include_deleted: bool = False, limit: int | None = None) -> list[MemoryItem]:
+        with self._lock:
+            self._begin()
+            rows = [r for r in self._graph.memories.scope_rows(scope.key) if include_deleted or r["deleted_at"] is None]
+            return [memory_item(r) for r in rows[:limit]]
+
+    def delete_memory(self, memory_id: str) -> bool:
+        with self._lock:
+            self._begin()
+            if memory_id not in self._graph.memories.rows:
+                return False
+            self._commit([["memory_remove", memory_id]])
+            return True
+
     def get_all(self, scope: Scope, include_invalidated: bool = False, limit: int | None = None) -> list[Relation]:
         with self._lock:
             self._begin()
-            found = [d for d in self._graph.scope_relations(scope.key) if include_invalidated or is_current(d)]
+            now = utcnow()
+            found = [d for d in self._graph.scope_relations(scope.key) if include_invalidated or _visible(d, None, None, now)]
             return [self._graph.relation(d) for d in found[:limit]]
+
+    def timeline(self, scope: Scope, canonical: str) -> list[Relation]:
+        with self._lock:
+            self._begin()
+            entity_id = self._graph.by_canonical.get((scope.key, canonical))
+            if entity_id is None:
+                return []
+            found = self._graph.edges_touching([entity_id])
+            found.sort(key=lambda d: (d["valid_at"] or d["created_at"], d["created_at"]))
+            return [self._graph.relation(d) for d in found]
 
     def entities(self, scope: Scope) -> list[Entity]:
         with self._lock:
@@ -124,7 +194,7 @@ class EmbeddedStore(GraphStore):
         with self._lock:
             self._begin()
             count = len(self._graph.by_scope.get(scope.key, {}))
-            if count:
+            if count or self._graph.memories.by_scope.get(scope.key):
                 self._commit([["delete_scope", scope.key]])
             return count
 
@@ -144,70 +214,6 @@ class EmbeddedStore(GraphStore):
                     self._journal.write_snapshot(self._graph.snapshot())
             finally:
                 self._journal.close()
-
-    # --- planning a write (no change to the graph) -----------------------------------------------
-
-    def _plan(self, w: GraphWrite) -> list[Op]:
-        key, at = w.scope.key, _iso(w.at)
-        ops: list[Op] = []
-        retired: set[str] = set()
-        for inv in w.invalidations:
-            d = self._graph.edge(inv.relation_id)
-            if d is None or d["scope"] != key or not is_current(d) or inv.relation_id in retired:
-                continue  # another scope's, unknown or already retired: ignored by contract
-            retired.add(inv.relation_id)
-            ops.append(["retire", inv.relation_id, _iso(inv.invalid_at), at])
-        ids = self._plan_entities(w, at, ops)
-        self._plan_relations(w, at, ids, retired, ops)
-        return ops
-
-    def _plan_entities(self, w: GraphWrite, at: str | None, ops: list[Op]) -> dict[str, str]:
-        """Plan creates and touches; returns write id -> stored id.
-
-        A touch names an entity of the scope by id (a cosine match may carry another canonical);
-        a "new" entity whose canonical already exists (a concurrent add made it) becomes a touch.
-        """
-        g, key = self._graph, w.scope.key
-        ids: dict[str, str] = {}
-        planned: dict[str, str] = {}  # canonical -> stored id, within this write
-        touched: set[str] = set()
-        for e in w.entities:
-            if not e.is_new and g.in_scope(e.id, key):
-                stored: str | None = e.id
-            else:
-                stored = planned.get(e.canonical) or g.by_canonical.get((key, e.canonical))
-            if stored is None:
-                stored = new_id() if e.id in g.graph or e.id in touched else e.id
-                entity = {"id": stored, "name": e.name, "canonical": e.canonical, "entity_type": e.entity_type}
-                entity.update(embedding=self._vector(e.embedding), mentions=1, created_at=at, updated_at=at)
-                ops.append(["entity", {**entity, "scope": key, **w.scope.properties()}])
-            elif stored not in touched:
-                ops.append(["touch", stored, at])
-            touched.add(stored)
-            planned[e.canonical] = ids[e.id] = stored
-        return ids
-
-    def _plan_relations(self, w: GraphWrite, at: str | None, ids: dict[str, str], retired: set[str], ops: list[Op]) -> None:
-        key, written = w.scope.key, set(ids.values())
-        planned: dict[tuple[str, str, str], str] = {}  # triple -> a current instance made by this write
-        for r in w.relations:
-            src, dst = ids.get(r.source_id, r.source_id), ids.get(r.destination_id, r.destination_id)
-            for end in (src, dst):
-                if end not in written and not self._graph.in_scope(end, key):
-                    raise InvalidInputError(f"relation endpoint {end!r} is not an entity of the scope")
-            triple = (src, r.relationship, dst)
-            found = planned.get(triple) or self._graph.current_instance(*triple, skip=retired)
-            if found:
-                ops.append(["mention", found, w.add_id, at])
-                continue
-            rid = new_id()
-            ops.append(["relation", {
-                "id": rid, "source_id": src, "destination_id": dst, "type": r.relationship,
-                "valid_at": _iso(r.valid_at), "invalid_at": _iso(r.invalid_at), "created_at": at,
-                "updated_at": at, "expired_at": None, "mentions": 1, "provenance": [w.add_id], "scope": key,
-            }])  # fmt: skip
-            if r.invalid_at is None:
-                planned[triple] = rid
 
     # --- durability -----------------------------------------------------------------------------
 
@@ -229,7 +235,8 @@ class EmbeddedStore(GraphStore):
                 self._graph.apply(record["ops"])
         except (KeyError, TypeError, ValueError, AttributeError, AssertionError, GraphMemError) as exc:
             raise StoreError(f"cannot load graph store {self.path}: {exc!r}") from exc
-        for _, node in self._graph.graph.nodes(data=True):
+        stored = [n for _, n in self._graph.graph.nodes(data=True)] + list(self._graph.memories.rows.values())
+        for node in stored:
             if len(node["embedding"]) != self.embedding_dims:
                 raise ConfigError(
                     f"graph store {self.path} holds {len(node['embedding'])}-dimensional embeddings, "
@@ -250,19 +257,17 @@ class EmbeddedStore(GraphStore):
 # --- pure helpers ---------------------------------------------------------------------------
 
 
-def _iso(value: datetime | None) -> str | None:
-    return iso(parse_time(value))  # naive datetimes are UTC, never local time
+def _visible(d: Attrs, as_of: datetime | None, known_at: datetime | None, now: datetime) -> bool:
+    return relation_visible(d["valid_at"], d["invalid_at"], d["created_at"], d["expired_at"], as_of, known_at, now)
 
 
-def _visible(d: Attrs, as_of: datetime | None, include_invalidated: bool) -> bool:
-    """The contract's filter: current only; or valid at ``as_of`` and not yet expired at it."""
-    if include_invalidated:
-        return True
-    if as_of is None:
-        return is_current(d)
-    started = d["valid_at"] is None or d["valid_at"] <= as_of
-    ongoing = d["invalid_at"] is None or as_of < d["invalid_at"]
-    return started and ongoing and (d["expired_at"] is None or as_of < d["expired_at"])
+def _top(scores: np.ndarray, mask: np.ndarray, top_k: int) -> list[int]:
+    """Row numbers of the top_k scores among the masked rows, best first (ties: oldest first)."""
+    if top_k <= 0 or not mask.any():
+        return []
+    rows = np.flatnonzero(mask)
+    order = np.argsort(-scores[rows], kind="stable")[:top_k]
+    return [int(rows[i]) for i in order]
 
 
 def _vector_seeds(index: ScopeIndex, query: np.ndarray, q: GraphQuery) -> dict[str, float]:

@@ -144,8 +144,9 @@ def write_graph(write: GraphWrite) -> Statement:
                     "entity_type": e.entity_type,
                     "embedding": vector(e.embedding),
                     "is_new": bool(e.is_new),
+                    "seq": seq,
                 }
-                for e in write.entities
+                for seq, e in enumerate(write.entities)
             ],
             "relations": [
                 {
@@ -157,8 +158,9 @@ def write_graph(write: GraphWrite) -> Statement:
                     "destination_canonical": canonical_of.get(r.destination_id),
                     "valid_at": utc(r.valid_at),
                     "invalid_at": utc(r.invalid_at),
+                    "seq": seq,
                 }
-                for r in write.relations
+                for seq, r in enumerate(write.relations)
             ],
         },
     )

@@ -164,18 +164,25 @@ class Neo4jStore(GraphStore):
     def setup(self) -> None:
         for stmt in queries.schema(self.embedding_dims):
             self._query(stmt, read=False)
-        rows = self._query(queries.show_entity_embedding_index(), read=True)
-        if rows:
-            index_type, dims = rows[0]["type"], rows[0]["dimensions"]
-            if index_type != "VECTOR":
-                raise ConfigError(f"index 'entity_embedding' exists but is a {index_type} index, not a vector index")
-            if dims is not None and int(dims) != self.embedding_dims:
-                raise ConfigError(
-                    f"the Neo4j database's vector index 'entity_embedding' has {int(dims)} dimensions, but "
-                    f"embedding_dims={self.embedding_dims}: the database was created with a different "
-                    "embedder. Use that embedder, or another database, or drop the index (and re-embed)."
-                )
+        self._check_vector_index(self._query(queries.show_entity_embedding_index(), read=True))
         self._query(queries.await_indexes(self.index_wait_seconds), read=False)
+
+    def _check_vector_index(self, rows: list[neo4j.Record]) -> None:
+        # IF NOT EXISTS leaves an existing index untouched, whatever its dimension
+        if not rows:
+            raise ConfigError(
+                "no index named 'entity_embedding' after setup: another vector index on :Entity(embedding) "
+                "probably exists under a different name; drop it so graphmem can create its own"
+            )
+        index_type, dims = rows[0]["type"], rows[0]["dimensions"]
+        if index_type != "VECTOR":
+            raise ConfigError(f"index 'entity_embedding' exists but is a {index_type} index, not a vector index")
+        if dims is not None and int(dims) != self.embedding_dims:
+            raise ConfigError(
+                f"the Neo4j database's vector index 'entity_embedding' has {int(dims)} dimensions, but "
+                f"embedding_dims={self.embedding_dims}: the database was created with a different "
+                "embedder. Use that embedder, or another database, or drop the index (and re-embed)."
+            )
 
     def match_entities(self, scope: Scope, candidates: list[EntityCandidate], threshold: float) -> list[Entity | None]:
         if not candidates:
@@ -198,6 +205,9 @@ class Neo4jStore(GraphStore):
     def write(self, write: GraphWrite) -> None:
         if write.is_empty():
             return
+        if write.memories:
+            # refuse rather than silently drop part of an add
+            raise NotImplementedError("Neo4jStore does not store memory facts yet")
         for entity in write.entities:
             self._check_dims(entity.embedding)
         stmt = queries.write_graph(write)

@@ -1,0 +1,288 @@
+"""``graphmem browse``: a Neo4j Browser URL that opens with a saved view of one scope pre-filled.
+
+Which Neo4j: the configured Neo4j store; with the embedded store (or no config) the project's
+launcher, into which the scope's graph is copied for viewing (nodes marked ``copied_from``; a copy
+never replaces data that graphmem's Neo4j store wrote there). Before printing a URL it checks that
+the scope has a graph, and gives its entities a display label per type (see style.py).
+
+The URL uses Browser's ``cmd=edit&arg=<statement>`` (editor pre-filled), ``dbms=<bolt url>``
+(connect there) and, without authentication, ``preselectAuthMethod=NO_AUTH``. Browser 5.24
+decodes the whole URL once and then cuts ``arg`` at the first ``&`` or ``#``, so the statement may
+hold neither: the saved views do not, and literals are written with ``for_url=True``.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote, urlsplit
+
+from graphmem.browser.queries import SCOPE_PARAMETERS, VIEWS, bound_statement, load_query
+from graphmem.browser.style import STYLE_PATH, TYPE_LABELS
+from graphmem.config import MemoryConfig, Neo4jSettings
+from graphmem.errors import GraphMemError, InvalidInputError, NotFoundError, StoreError, StoreUnavailableError
+from graphmem.export import open_reader, read_graph
+from graphmem.types import Relation, Scope, parse_time, iso
+
+Out = Callable[[str], None]
+#: What a CLI flag gives for a view parameter other than the scope ids.
+FLAGS = {"entity": "--entity", "from": "--from", "to": "--to", "relation_id": "--relation"}
+_SECURE_SCHEMES = ("+s", "+ssc")
+
+
+@dataclass(frozen=True)
+class Target:
+    """The Neo4j that Browser will connect to."""
+
+    bolt_url: str  # without credentials: it goes into the URL
+    browser_url: str  # Neo4j Browser's address, ending in /browser/
+    description: str
+    database: str | None = None
+    username: str | None = None
+    password: str | None = None
+
+    @property
+    def no_auth(self) -> bool:
+        return self.username is None
+
+
+@dataclass(frozen=True)
+class BrowseResult:
+    url: str
+    target: Target
+    entities: int
+    relations: int
+    current: int
+
+
+def browser_link(target: Target, statement: str) -> str:
+    """Browser's URL with ``statement`` in the editor (Browser connects to ``target`` by itself)."""
+    if "&" in statement or "#" in statement:
+        raise InvalidInputError("a Browser URL statement may not contain '&' or '#' (Browser cuts the editor text there)")
+    params = [("dbms", target.bolt_url)]
+    if target.database:
+        params.append(("db", target.database))
+    if target.no_auth:
+        params.append(("preselectAuthMethod", "NO_AUTH"))
+    params += [("cmd", "edit"), ("arg", statement)]
+    return target.browser_url + "?" + "&".join(f"{key}={quote(value, safe='')}" for key, value in params)
+
+
+def default_browser_url(bolt_url: str) -> str:
+    """Where a Neo4j server serves Browser by default: HTTP 7474, or HTTPS 7473 for encrypted schemes."""
+    parts = urlsplit(bolt_url)
+    host = parts.hostname or "127.0.0.1"
+    host = f"[{host}]" if ":" in host else host
+    if parts.scheme.endswith(_SECURE_SCHEMES):
+        return f"https://{host}:7473/browser/"
+    return f"http://{host}:7474/browser/"
+
+
+# --- running browse's own statements ------------------------------------------------------------
+
+
+class _Connection:
+    """A driver for browse's few statements (cypher/browser), with errors translated at this edge."""
+
+    def __init__(self, target: Target) -> None:
+        from neo4j import GraphDatabase, basic_auth
+
+        self.target = target
+        auth = None if target.no_auth else basic_auth(target.username, target.password or "")
+        with self._translated():
+            self._driver = GraphDatabase.driver(target.bolt_url, auth=auth, connection_timeout=5.0,
+                                                max_transaction_retry_time=2.0, user_agent="graphmem-browse",
+                                                notifications_min_severity="OFF")
+            self._driver.verify_connectivity()
+
+    @contextmanager
+    def _translated(self) -> Iterator[None]:
+        from neo4j.exceptions import AuthError, DriverError, Neo4jError, ServiceUnavailable, SessionExpired
+
+        try:
+            yield
+        except (ServiceUnavailable, SessionExpired, OSError) as exc:
+            raise StoreUnavailableError(f"Neo4j is unreachable at {self.target.bolt_url}: {_short(exc)}") from exc
+        except AuthError as exc:
+            raise StoreUnavailableError(f"Neo4j at {self.target.bolt_url} refused the credentials: {_short(exc)}") from exc
+        except (Neo4jError, DriverError, ValueError) as exc:
+            raise StoreError(f"Neo4j at {self.target.bolt_url}: {_short(exc)}") from exc
+
+    def run(self, name: str, params: dict[str, Any], *, write: bool = False) -> list[dict[str, Any]]:
+        from neo4j import RoutingControl
+
+        with self._translated():
+            records, _, _ = self._driver.execute_query(
+                load_query(name).text, params, database_=self.target.database,
+                routing_=RoutingControl.WRITE if write else RoutingControl.READ)
+        return [record.data() for record in records]
+
+    def close(self) -> None:
+        self._driver.close()
+
+
+def _short(exc: BaseException) -> str:
+    text = " ".join(str(getattr(exc, "message", None) or exc or type(exc).__name__).split())
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+# --- where Browser connects ---------------------------------------------------------------------
+
+
+def configured_target(settings: Neo4jSettings, browser_url: str | None = None) -> Target:
+    from graphmem.stores.neo4j.store import redact_url
+
+    bolt = redact_url(settings.url)
+    return Target(bolt_url=bolt, browser_url=browser_url or default_browser_url(bolt),
+                  description=f"the configured Neo4j store at {bolt}", database=settings.database,
+                  username=settings.username,
+                  password=settings.password.get_secret_value() if settings.password else None)
+
+
+def launcher_target(launcher: Any = None, browser_url: str | None = None, why: str = "") -> Target:
+    """The project's Neo4j launcher, started when it is not running (Browser there needs no login)."""
+    try:
+        if launcher is None:
+            from graphmem.launcher import Neo4jLauncher
+
+            launcher = Neo4jLauncher()
+        uri = launcher.start()
+    except GraphMemError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the launcher reports Java/Maven/port problems as RuntimeError
+        raise StoreUnavailableError(
+            f"no Neo4j to browse in: the project's Neo4j launcher did not start ({_short(exc)}). "
+            "Configure a neo4j graph_store, or start one with: python -m graphmem.launcher start") from exc
+    return Target(bolt_url=uri, browser_url=browser_url or launcher.browser_url,
+                  description=f"the project's Neo4j launcher at {uri}{why}")
+
+
+# --- browse -------------------------------------------------------------------------------------
+
+
+def browse(config: dict[str, Any] | MemoryConfig | None, scope: Scope, view: str = "user_graph",
+           extra: dict[str, Any] | None = None, *, launcher: Any = None, browser_url: str | None = None,
+           out: Out = lambda line: print(line, file=sys.stderr)) -> BrowseResult:
+    """Make sure a Neo4j holds the scope's graph, and return the Browser URL for ``view``."""
+    cfg = config if isinstance(config, MemoryConfig) else MemoryConfig.load(config)
+    values = _view_values(view, scope, extra or {})
+    settings = cfg.graph_store.settings()
+    copy = None
+    if isinstance(settings, Neo4jSettings):
+        target = configured_target(settings, browser_url)
+    else:
+        with open_reader(cfg) as source:
+            where = f"the embedded store at {settings.path.expanduser()}"
+            copy = read_graph(source, scope, include_invalidated=True)
+        if copy.is_empty:
+            raise NotFoundError(f"{_named(scope)} has no graph in {where}: nothing to show in Neo4j Browser. "
+                                f"Add memories first (graphmem add ... {_flags(scope)}).")
+        target = launcher_target(launcher, browser_url, f" (the config uses {where}; the scope's graph is copied there)")
+    out(f"Neo4j: {target.description}")
+    connection = _Connection(target)
+    try:
+        if copy is not None:
+            _copy_into(connection, copy, out)
+        summary = connection.run("scope_summary", {"scope": scope.key})[0]
+        if not summary["entities"]:
+            raise NotFoundError(f"{_named(scope)} has no graph in {target.description}: nothing to show in Neo4j "
+                                f"Browser. Add memories first (graphmem add ... {_flags(scope)}).")
+        _label_types(connection, scope, out)
+    finally:
+        connection.close()
+    url = browser_link(target, bound_statement(view, values))
+    out(f"{_named(scope)}: {summary['entities']} entities, {summary['current']} current relations "
+        f"({summary['relations']} with invalidated ones)")
+    out(f"view: {view}: {load_query(view).purpose}")
+    return BrowseResult(url, target, summary["entities"], summary["relations"], summary["current"])
+
+
+def _view_values(view: str, scope: Scope, extra: dict[str, Any]) -> dict[str, Any]:
+    if view not in VIEWS:
+        raise InvalidInputError(f"unknown view {view!r}; choose one of {', '.join(VIEWS)}")
+    values: dict[str, Any] = dict(zip(SCOPE_PARAMETERS, (scope.user_id, scope.agent_id, scope.run_id)))
+    for name in load_query(view).extra_parameters:
+        value = extra.get(name)
+        if value is None or value == "":
+            raise InvalidInputError(f"view {view!r} needs {FLAGS.get(name, name)}")
+        if name in ("from", "to"):
+            value = iso(parse_time(value, field_name=FLAGS[name]))
+        values[name] = str(value)
+    return values
+
+
+def _copy_into(connection: _Connection, graph: Any, out: Out) -> None:
+    """Replace the earlier display copy of the scope with the embedded store's graph."""
+    scope = graph.scope
+    summary = connection.run("scope_summary", {"scope": scope.key})[0]
+    if summary["entities"] > summary["copied"]:
+        raise StoreError(
+            f"the Neo4j at {connection.target.bolt_url} already holds {_named(scope)} written by graphmem's "
+            "Neo4j store; browse will not mix the embedded store's copy into it. Browse with a config whose "
+            "graph_store is that Neo4j.")
+    from graphmem.browser.style import type_label
+
+    scope_props = {"scope": scope.key, **{k: v for k, v in scope.properties().items() if v is not None}}
+    source = f"embedded:{graph.scope.key}"
+    entities = [{"labels": ["Entity"], "properties": {
+        "id": e.id, "name": e.name, "canonical": e.canonical, "entity_type": e.entity_type, "mentions": e.mentions,
+        "created_at": e.created_at, "updated_at": e.updated_at, "copied_from": source, **scope_props}}
+        for e in graph.entities]
+    relations = [_relation_payload(r, scope) for r in graph.relations]
+    row = connection.run("copy_scope", {"scope": scope.key, "entities": entities, "relations": relations}, write=True)[0]
+    labelled = sum(1 for e in graph.entities if type_label(e.entity_type))
+    out(f"copied {_named(scope)} from the embedded store: {row['entities']} entities ({labelled} with a styled type), "
+        f"{row['relations']} relations incl. invalidated ones (a display copy, replaced on the next browse)")
+
+
+def _relation_payload(relation: Relation, scope: Scope) -> dict[str, Any]:
+    props = {"id": relation.id, "scope": scope.key, "valid_at": relation.valid_at, "invalid_at": relation.invalid_at,
+             "created_at": relation.created_at, "expired_at": relation.expired_at, "mentions": relation.mentions,
+             "provenance": list(relation.provenance)}
+    return {"type": relation.relationship, "source_id": relation.source_id, "destination_id": relation.destination_id,
+            "properties": {k: v for k, v in props.items() if v is not None}}
+
+
+def _label_types(connection: _Connection, scope: Scope, out: Out) -> None:
+    try:
+        connection.run("label_entity_types", {"scope": scope.key, "labels": TYPE_LABELS}, write=True)
+    except StoreError as exc:  # e.g. a read-only user: the graph still shows, in one colour
+        out(f"note: could not add the display labels that colour entities by type ({exc})")
+
+
+def _named(scope: Scope) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in scope.properties().items() if v is not None)
+
+
+def _flags(scope: Scope) -> str:
+    names = {"user_id": "--user", "agent_id": "--agent", "run_id": "--run"}
+    return " ".join(f"{names[k]} {v}" for k, v in scope.properties().items() if v is not None)
+
+
+# --- the command ---------------------------------------------------------------------------------
+
+
+def run(ns: Any, config: dict[str, Any] | None) -> int:
+    """``graphmem browse``: notes on stderr, the URL alone on stdout."""
+    scope = Scope.of(ns.user_id, ns.agent_id, ns.run_id)
+    extra = {"entity": ns.entity, "from": ns.date_from, "to": ns.date_to, "relation_id": ns.relation}
+    result = browse(config, scope, ns.query, extra, browser_url=ns.browser_url)
+    note = lambda line: print(line, file=sys.stderr)  # noqa: E731
+    note(f"style (once per web browser): run :style in Neo4j Browser and drop {STYLE_PATH} on its frame")
+    note("tip: Browser also draws every relationship between the nodes it shows, invalidated ones too; "
+         ":config autoComplete: false shows only what the query returns")
+    note(f"other views: graphmem browse --query {'|'.join(VIEWS)}")
+    note("open this URL and press Run (the editor holds the query):")
+    print(result.url)
+    if ns.open:
+        import webbrowser
+
+        if not webbrowser.open(result.url):
+            note("could not open a web browser here; copy the URL instead")
+    return 0
+
+
+__all__ = ["BrowseResult", "Target", "browse", "browser_link", "default_browser_url", "run"]

@@ -1,0 +1,187 @@
+"""The embedded store's memory facts: rows by id, per-scope order, and a search index per scope.
+
+A row holds what the Neo4j store keeps on a (:Memory) node: id, text, hash, embedding (L2-normalised,
+as a numpy array), metadata (a JSON object), role, scope key and parts, created_at, updated_at,
+deleted_at, and ``mentions``: the ids of the entities the memory MENTIONS (same scope only).
+Rows change only through the operations MemoryGraph.apply dispatches here.
+
+The search index of a scope is rebuilt lazily after any of its memories changes: a matrix of unit
+embeddings for cosine, and an inverted index of lowercase word tokens for a BM25 fulltext score
+(Lucene's formula, like the Neo4j fulltext index), both over every memory of the scope; liveness,
+time and metadata filters are applied per query as a mask.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable
+from copy import deepcopy
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from graphmem.types import MemoryItem
+
+Attrs = dict[str, Any]
+TOKEN = re.compile(r"\w+")
+K1, B = 1.2, 0.75  # BM25, Lucene's defaults
+
+
+def tokens(text: str) -> list[str]:
+    """Lowercase word tokens, as a standard fulltext analyzer (no stop words, no stemming) makes them."""
+    return TOKEN.findall(text.casefold())
+
+
+def unit(values: Iterable[float]) -> np.ndarray:
+    """The vector scaled to length 1; a zero vector stays zero (similar to nothing)."""
+    vec = np.asarray(list(values), dtype=np.float64)
+    norm = float(np.linalg.norm(vec))
+    return vec / norm if norm > 0 else vec
+
+
+class MemoryIndex:
+    """Lookup tables over every memory of one scope (live or not), oldest first; appending is cheap,
+    so a scope that grows one add at a time is not re-indexed from scratch."""
+
+    def __init__(self, embedding_dims: int) -> None:
+        self.rows: list[Attrs] = []  # the memories; row numbers below index this list
+        self.postings: dict[str, dict[int, int]] = {}  # token -> row -> term frequency
+        self.lengths: list[int] = []  # tokens per memory
+        self._total_length = 0
+        self._buffer = np.zeros((16, embedding_dims))  # unit embeddings; grows by doubling
+
+    @property
+    def matrix(self) -> np.ndarray:
+        return self._buffer[: len(self.rows)]
+
+    @property
+    def avg_length(self) -> float:
+        return (self._total_length / len(self.rows) if self.rows else 0.0) or 1.0
+
+    def append(self, row: Attrs) -> None:
+        n = len(self.rows)
+        if n == len(self._buffer):
+            self._buffer = np.vstack([self._buffer, np.zeros_like(self._buffer)])
+        self._buffer[n] = row["embedding"]
+        counts = Counter(tokens(row["text"]))
+        for token, tf in counts.items():
+            self.postings.setdefault(token, {})[n] = tf
+        self.lengths.append(sum(counts.values()))
+        self._total_length += self.lengths[-1]
+        self.rows.append(row)
+
+    def cosines(self, queries: np.ndarray) -> np.ndarray:
+        """Cosine of every memory (columns) to every unit query row."""
+        return queries @ self.matrix.T
+
+    def bm25(self, text: str) -> np.ndarray:
+        """BM25 of every memory for the query's distinct tokens (0 where nothing matches)."""
+        n = len(self.rows)
+        scores = np.zeros(n)
+        for token in set(tokens(text)):
+            posting = self.postings.get(token)
+            if not posting:
+                continue
+            idf = math.log(1.0 + (n - len(posting) + 0.5) / (len(posting) + 0.5))
+            avg = self.avg_length
+            for row, tf in posting.items():
+                norm = K1 * (1.0 - B + B * self.lengths[row] / avg)
+                scores[row] += idf * tf * (K1 + 1.0) / (tf + norm)
+        return scores
+
+
+class MemoryFacts:
+    """The memory facts of every scope."""
+
+    def __init__(self, embedding_dims: int) -> None:
+        self.embedding_dims = embedding_dims
+        self.clear()
+
+    def clear(self) -> None:
+        self.rows: dict[str, Attrs] = {}
+        self.by_scope: dict[str, dict[str, None]] = {}  # scope key -> ordered set of memory ids
+        self._indexes: dict[str, MemoryIndex] = {}
+
+    # --- changes (attrs arrive decoded: datetimes parsed, _seq set) ------------------------------
+
+    def create(self, attrs: Attrs) -> None:
+        attrs["embedding"] = unit(attrs["embedding"])
+        attrs["mentions"] = list(attrs.get("mentions", []))
+        self.rows[attrs["id"]] = attrs
+        self.by_scope.setdefault(attrs["scope"], {})[attrs["id"]] = None
+        index = self._indexes.get(attrs["scope"])
+        if index is not None and (not index.rows or _order(index.rows[-1]) <= _order(attrs)):
+            index.append(attrs)  # the usual case: the newest memory of the scope
+        else:
+            self._indexes.pop(attrs["scope"], None)
+
+    def update(self, memory_id: str, changes: Attrs) -> None:
+        row = self.rows[memory_id]
+        row.update(text=changes["text"], hash=changes["hash"], updated_at=changes["updated_at"])
+        row["embedding"] = unit(changes["embedding"])
+        if changes.get("metadata") is not None:
+            row["metadata"] = changes["metadata"]
+        row["mentions"] += [e for e in changes.get("mentions", []) if e not in row["mentions"]]
+        self._indexes.pop(row["scope"], None)
+
+    def soft_delete(self, memory_id: str, at: datetime) -> None:
+        self.rows[memory_id]["deleted_at"] = at
+
+    def remove(self, memory_id: str) -> None:
+        row = self.rows.pop(memory_id)
+        self.by_scope.get(row["scope"], {}).pop(memory_id, None)
+        self._indexes.pop(row["scope"], None)
+
+    def drop_scope(self, key: str) -> None:
+        for memory_id in self.by_scope.pop(key, {}):
+            del self.rows[memory_id]
+        self._indexes.pop(key, None)
+
+    # --- reads -------------------------------------------------------------------------------
+
+    def scope_rows(self, key: str) -> list[Attrs]:
+        return oldest_first(self.rows[i] for i in self.by_scope.get(key, {}))
+
+    def index(self, key: str) -> MemoryIndex:
+        index = self._indexes.get(key)
+        if index is None:
+            index = self._indexes[key] = MemoryIndex(self.embedding_dims)
+            for row in self.scope_rows(key):
+                index.append(row)
+        return index
+
+
+def _order(row: Attrs) -> tuple[datetime, int]:
+    return row["created_at"], row["_seq"]
+
+
+def oldest_first(rows: Iterable[Attrs]) -> list[Attrs]:
+    return sorted(rows, key=_order)
+
+
+def visible(row: Attrs, as_of: datetime | None) -> bool:
+    """Live memories (as_of None), or the memories that existed at ``as_of``."""
+    if as_of is None:
+        return row["deleted_at"] is None
+    return row["created_at"] <= as_of and (row["deleted_at"] is None or as_of < row["deleted_at"])
+
+
+def matches(metadata: Attrs, filters: Attrs | None) -> bool:
+    """Equality on every top-level key; a missing key or a None filter value never matches."""
+    for key, wanted in (filters or {}).items():
+        value = metadata.get(key)
+        if wanted is None or value is None or isinstance(value, bool) != isinstance(wanted, bool) or value != wanted:
+            return False
+    return True
+
+
+def memory_item(row: Attrs, score: float | None = None, scores: dict[str, float] | None = None) -> MemoryItem:
+    """A row as the contract returns it: a private copy of the metadata, no embedding."""
+    return MemoryItem(
+        id=row["id"], text=row["text"], hash=row["hash"], user_id=row["user_id"], agent_id=row["agent_id"],
+        run_id=row["run_id"], metadata=deepcopy(row["metadata"]), role=row["role"], created_at=row["created_at"],
+        updated_at=row["updated_at"], deleted_at=row["deleted_at"], score=score, scores=dict(scores or {}),
+    )  # fmt: skip
