@@ -107,6 +107,14 @@ class GraphStoreConfig(_Model):
             yield key, ({k: ("**********" if k == "password" else v) for k, v in value.items()} if key == "config" else value)
 
 
+class ContextConfig(_Model):
+    """Conversation context for extraction (README: Conversation context)."""
+
+    recent_messages: int = Field(10, ge=0, le=200)  # m: earlier messages shown to the stages; 0 = none
+    summary_every: int = Field(5, ge=0)  # K: regenerate the rolling summary every K adds; 0 = never
+    max_messages: int = Field(200, ge=0)  # messages kept per scope in the log; older ones are dropped
+
+
 class MemoryConfig(_Model):
     llm: LLMConfig = Field(default_factory=LLMConfig)
     embedder: EmbedderConfig = Field(default_factory=EmbedderConfig)
@@ -116,6 +124,7 @@ class MemoryConfig(_Model):
     custom_update_memory_prompt: str | None = None
     custom_invalidation_prompt: str | None = None
     max_message_chars: int = Field(20_000, ge=100)
+    context: ContextConfig = Field(default_factory=ContextConfig)
 
     @classmethod
     def load(cls, data: dict[str, Any] | None) -> MemoryConfig:

@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from graphmem.config import MemoryConfig
+from graphmem.context import Summarizer
 from graphmem.embeddings import Embedder
 
 from graphmem.errors import InvalidInputError, NotFoundError
@@ -16,6 +17,7 @@ from graphmem.history import History, HistoryEvent
 from graphmem.llm import LLM
 from graphmem.messages import for_extraction, parse_messages
 from graphmem.pipeline import AddOutcome, AddPipeline
+from graphmem.pipeline.add import log_messages
 from graphmem.retrieval import SearchPreset, get_preset
 from graphmem.retrieval.graph import search_relations
 from graphmem.retrieval.memories import search_memories
@@ -23,6 +25,7 @@ from graphmem.stages.facts import FactExtractionStage
 from graphmem.stages.graph_extraction import SELF_WORDS, GraphExtractionStage
 from graphmem.stages.invalidation import InvalidationStage
 from graphmem.stages.memory_update import MemoryUpdateStage
+from graphmem.stages.summary import SummaryStage
 from graphmem.stores.base import GraphStore
 from graphmem.types import GraphWrite, MemoryItem, MemoryWrite, Scope, canonical_name, new_id, parse_time, utcnow
 
@@ -63,7 +66,15 @@ class Memory:
             facts=FactExtractionStage(self.llm, self.config.custom_fact_extraction_prompt),
             memory_update=MemoryUpdateStage(self.llm, self.config.custom_update_memory_prompt),
             threshold=self.config.graph_store.threshold,
+            recent_messages=self.config.context.recent_messages,
+            read_log=self._reads_log,
+            keep_messages=self.config.context.max_messages,
         )
+        self._summarizer = Summarizer(self.store, SummaryStage(self.llm), self.config.context.summary_every, self.config.context.max_messages)
+
+    @property
+    def _reads_log(self) -> bool:
+        return self.config.context.recent_messages > 0 or self.config.context.summary_every > 0
 
     @classmethod
     def from_config(cls, config_dict: dict[str, Any]) -> Memory:
@@ -97,24 +108,42 @@ class Memory:
         metadata = _checked_metadata(metadata)
         reference_time = _reference_time(timestamp)
         if not infer:
-            return self._add_verbatim(scope, messages, metadata)
+            return self._add_verbatim(scope, messages, metadata, reference_time)
         parsed = for_extraction(parse_messages(messages, self.config.max_message_chars))
         if not parsed:
             return {"results": [], "relations": []}
         outcome = self._add.plan(scope, parsed, reference_time, metadata)
         self._commit(outcome)
+        self._maybe_summarize(scope, outcome)
         return {"results": outcome.results(), "relations": outcome.relations()}
 
-    def _add_verbatim(self, scope: Scope, messages: Any, metadata: dict[str, Any]) -> Result:
+    def _add_verbatim(self, scope: Scope, messages: Any, metadata: dict[str, Any], reference_time: datetime) -> Result:
         parsed = [m for m in parse_messages(messages, max_chars=10**9) if m.role != "system"]
         outcome = AddOutcome(add_id=new_id())
         if not parsed:
             return {"results": [], "relations": []}
+        if self.config.context.summary_every > 0:
+            outcome.conversation = self.store.conversation(scope, 0)
         vectors = self.embedder.embed([m.content for m in parsed])
-        outcome.write = GraphWrite(add_id=outcome.add_id, scope=scope, at=utcnow())
+        outcome.write = GraphWrite(add_id=outcome.add_id, scope=scope, at=utcnow(), keep_messages=self.config.context.max_messages)
         outcome.write.memories = [MemoryWrite("ADD", new_id(), m.content, v, metadata, m.role) for m, v in zip(parsed, vectors)]
+        outcome.write.messages = log_messages([m for m in parsed if m.role in ("user", "assistant")], reference_time)
         self._commit(outcome)
+        self._maybe_summarize(scope, outcome)
         return {"results": outcome.results(), "relations": []}
+
+    def _maybe_summarize(self, scope: Scope, outcome: AddOutcome) -> None:
+        if self._summarizer.is_due(outcome.conversation):
+            self._summarizer.schedule(scope)
+
+    def summarize(self, *, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None) -> Result:
+        """Regenerate the scope's rolling summary now (waits for it)."""
+        scope = Scope.of(user_id, agent_id, run_id)
+        return {"summary": self._summarizer.run(scope)}
+
+    def get_summary(self, *, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None) -> str | None:
+        """The scope's rolling summary, or None before the first one."""
+        return self.store.conversation(Scope.of(user_id, agent_id, run_id), 0).summary
 
     def _commit(self, outcome: AddOutcome) -> None:
         """Write the add; the history rows are staged before and committed after (see history.py)."""
@@ -125,6 +154,8 @@ class Memory:
             HistoryEvent(m.id, m.event, outcome.previous.get(m.id), None if m.event == "DELETE" else m.text, m.role)
             for m in write.memories
         ]
+        if write.messages and self.config.context.max_messages == 0:
+            write.messages = []
         if events:
             self.history_log.stage(write.add_id, write.scope, events)
         try:
@@ -260,6 +291,8 @@ class Memory:
         self.history_log.reset()
 
     def close(self) -> None:
+        """Finish pending background summaries, then release the store and the history log."""
+        self._summarizer.close()
         self.store.close()
         self.history_log.close()
 

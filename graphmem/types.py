@@ -310,6 +310,29 @@ class MemoryWrite:
 
 
 @dataclass
+class LoggedMessage:
+    """One message of a scope's conversation log. ``seq`` is assigned by the store on write."""
+
+    role: str
+    content: str
+    timestamp: datetime  # when it was said (the add's reference time)
+    add_id: str = ""
+    seq: int = 0
+
+
+@dataclass
+class Conversation:
+    """A scope's recent conversation and rolling summary, as read in one round trip."""
+
+    messages: list[LoggedMessage] = field(default_factory=list)  # the newest ``limit``, oldest first
+    summary: str | None = None
+    summary_through: int = 0  # seq of the newest message the summary covers
+    summary_updated_at: datetime | None = None
+    last_seq: int = 0
+    adds_since_summary: int = 0  # distinct add ids among messages with seq > summary_through
+
+
+@dataclass
 class GraphWrite:
     add_id: str
     scope: Scope
@@ -318,6 +341,8 @@ class GraphWrite:
     relations: list[RelationWrite] = field(default_factory=list)
     invalidations: list[Invalidation] = field(default_factory=list)
     memories: list[MemoryWrite] = field(default_factory=list)
+    messages: list[LoggedMessage] = field(default_factory=list)  # appended to the conversation log
+    keep_messages: int = 200  # the log keeps the newest this-many messages of the scope
 
     def is_empty(self) -> bool:
-        return not (self.entities or self.relations or self.invalidations or self.memories)
+        return not (self.entities or self.relations or self.invalidations or self.memories or self.messages)

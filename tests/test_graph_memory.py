@@ -126,5 +126,6 @@ def test_add_cost_is_constant_in_the_number_of_triples(memory, server):
         memory.add("I own many things", user_id=uid)
         costs.append((server.calls() - llm, memory.embedder.calls - emb, memory.store.round_trips - rt))
         assert len(memory.get_all(user_id=uid)["relations"]) == n
-    # 2 LLM calls (graph extraction + facts, nothing similar exists), 1 embedding batch, match + write
-    assert costs[0] == costs[1] == (2, 1, 2)
+    # 2 LLM calls (graph extraction + facts, nothing similar exists), 1 embedding batch,
+    # 3 round trips (conversation log read, entity match, write)
+    assert costs[0] == costs[1] == (2, 1, 3)

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from graphmem.context import render_context
 from graphmem.embeddings.base import Embedder
 from graphmem.stages.conversation import Message
 from graphmem.stages.facts import FactExtractionStage
@@ -28,8 +29,10 @@ from graphmem.stages.invalidation import InvalidationStage
 from graphmem.stages.memory_update import Decision, MemoryUpdateStage
 from graphmem.stores.base import EntityCandidate, GraphStore
 from graphmem.types import (
+    Conversation,
     EntityWrite,
     GraphWrite,
+    LoggedMessage,
     Invalidation,
     MemoryItem,
     MemoryWrite,
@@ -55,6 +58,7 @@ class AddOutcome:
     retired: list[Relation] = field(default_factory=list)
     previous: dict[str, str] = field(default_factory=dict)  # memory id -> text before this add
     dropped: int = 0  # unusable items from the model
+    conversation: Conversation = field(default_factory=Conversation)  # the log as it was before this add
 
     def results(self) -> list[dict[str, Any]]:
         """mem0's add result: one entry per memory event."""
@@ -108,6 +112,9 @@ class AddPipeline:
         facts: FactExtractionStage,
         memory_update: MemoryUpdateStage,
         threshold: float = 0.7,
+        recent_messages: int = 10,
+        read_log: bool = True,
+        keep_messages: int = 200,
     ) -> None:
         self.store = store
         self.embedder = embedder
@@ -116,13 +123,19 @@ class AddPipeline:
         self.facts = facts
         self.memory_update = memory_update
         self.threshold = threshold
+        self.recent_messages = recent_messages
+        self.read_log = read_log
+        self.keep_messages = keep_messages
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="graphmem-add")
 
     def plan(self, scope: Scope, messages: list[Message], reference_time: datetime, metadata: dict[str, Any]) -> AddOutcome:
         """Everything up to the write: the GraphWrite to apply (nothing is written here)."""
         outcome = AddOutcome(add_id=new_id())
-        graph_job = self._pool.submit(self.extraction.run, messages, scope.self_name, reference_time)
-        facts, dropped = self.facts.run(messages, scope.self_name, reference_time)
+        if self.read_log:
+            outcome.conversation = self.store.conversation(scope, self.recent_messages)
+        context = render_context(outcome.conversation)
+        graph_job = self._pool.submit(self.extraction.run, messages, scope.self_name, reference_time, context)
+        facts, dropped = self.facts.run(messages, scope.self_name, reference_time, context)
         extracted: GraphExtraction = graph_job.result()
         outcome.dropped += dropped + extracted.dropped
 
@@ -140,7 +153,7 @@ class AddPipeline:
         if existing:
             names = {k: e.name for k, e in entities.items()}
             retire_job = self._pool.submit(
-                self.invalidation.run, messages, existing, new_relations, names, scope.self_name, reference_time
+                self.invalidation.run, messages, existing, new_relations, names, scope.self_name, reference_time, context
             )
         decisions, dropped = self._decide_memories(facts, similar, reference_time)
         outcome.dropped += dropped
@@ -155,6 +168,8 @@ class AddPipeline:
             write.memories.append(self._memory_write(decision, fact_vector, entities, metadata))
             if decision.memory is not None:
                 outcome.previous[decision.memory.id] = decision.memory.text
+        write.messages = log_messages(messages, reference_time)
+        write.keep_messages = self.keep_messages
         outcome.write = write
         return outcome
 
@@ -205,6 +220,10 @@ class AddPipeline:
         mentioned = sorted({e.id for e in entities.values() if e.name.casefold() in folded})
         memory_id = decision.memory.id if decision.memory else new_id()
         return MemoryWrite(decision.event, memory_id, decision.text, vector, metadata if decision.event == "ADD" else None, "user", mentioned)
+
+
+def log_messages(messages: list[Message], reference_time: datetime) -> list[LoggedMessage]:
+    return [LoggedMessage(m.role, m.content, reference_time) for m in messages]
 
 
 def _plan_graph(

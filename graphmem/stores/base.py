@@ -17,7 +17,7 @@ from datetime import datetime
 
 from typing import Any
 
-from graphmem.types import Entity, GraphWrite, MemoryItem, Relation, Scope
+from graphmem.types import Conversation, Entity, GraphWrite, MemoryItem, Relation, Scope
 
 
 @dataclass
@@ -161,6 +161,22 @@ class GraphStore(ABC):
         """Remove one memory for good (the public ``delete(id)``); False when it does not exist."""
         raise NotImplementedError
 
+    # -- conversation log and rolling summary ---------------------------------------------------
+    # ``write`` appends GraphWrite.messages to the scope's log in the same transaction, giving them
+    # seq = last_seq + 1, + 2, ... (assigned atomically by the store: concurrent adds never share a
+    # seq), then drops the scope's messages beyond the newest ``keep_messages``. In Neo4j the log is
+    # (:Conversation {scope, last_seq, summary, summary_through, summary_updated_at})
+    # -[:HAS_MESSAGE]->(:Message {scope, seq, add_id, role, content, timestamp}).
+
+    def conversation(self, scope: Scope, limit: int) -> Conversation:
+        """The newest ``limit`` messages (oldest first), the summary and its counters; one round trip."""
+        raise NotImplementedError
+
+    def set_summary(self, scope: Scope, text: str, through_seq: int, at: datetime) -> bool:
+        """Store the scope's summary if ``through_seq`` is newer than the stored one's (a late,
+        slower summary never overwrites a newer one); True when stored. One round trip."""
+        raise NotImplementedError
+
     @abstractmethod
     def get_all(self, scope: Scope, include_invalidated: bool = False, limit: int | None = None) -> list[Relation]:
         """Relations of the scope, oldest first: those ``relation_visible`` now (as_of = known_at =
@@ -172,7 +188,8 @@ class GraphStore(ABC):
 
     @abstractmethod
     def delete_all(self, scope: Scope) -> int:
-        """Remove every entity, relation and memory of the scope; returns the number of entities removed."""
+        """Remove every entity, relation, memory and logged message (and the summary) of the scope;
+        returns the number of entities removed."""
 
     @abstractmethod
     def reset(self) -> None:

@@ -15,7 +15,9 @@ code:
     ["memory_update", memory_id, {changes}]   text, hash, embedding, updated_at, metadata?, mentions
     ["memory_soft_delete", memory_id, at]     deleted_at = at
     ["memory_remove", memory_id]              gone for good
-    ["delete_scope", scope_key]               entities, relations and memories of the scope
+    ["messages", scope_key, [attrs], keep]    append to the conversation log (conversations.py)
+    ["summary", scope_key, text, through, at] the scope's rolling summary
+    ["delete_scope", scope_key]               entities, relations, memories and log of the scope
     ["reset"]
 """
 
@@ -30,6 +32,7 @@ from typing import Any
 import networkx as nx
 import numpy as np
 
+from graphmem.stores.embedded.conversations import ConversationLogs
 from graphmem.stores.embedded.memories import MemoryFacts
 from graphmem.types import Entity, Relation, iso, parse_time
 
@@ -62,6 +65,7 @@ class MemoryGraph:
         self._ends: dict[str, tuple[str, str]] = {}  # relation id -> (source id, destination id)
         self._indexes: dict[str, ScopeIndex] = {}
         self.memories = MemoryFacts(self.embedding_dims)
+        self.conversations = ConversationLogs()
         self._seq = 0  # insertion order, the tie-break of "oldest first"
 
     # --- changes ----------------------------------------------------------------------------
@@ -115,8 +119,15 @@ class MemoryGraph:
     def _op_memory_remove(self, memory_id: str) -> None:
         self.memories.remove(memory_id)
 
+    def _op_messages(self, key: str, messages: list[Attrs], keep: int) -> None:
+        self.conversations.append(key, messages, keep)
+
+    def _op_summary(self, key: str, text: str, through: int, at: str) -> None:
+        self.conversations.set_summary(key, text, through, at)
+
     def _op_delete_scope(self, key: str) -> None:
         self.memories.drop_scope(key)
+        self.conversations.drop(key)
         nodes = self.by_scope.pop(key, {})
         for _, _, rid in chain(self.graph.out_edges(nodes, keys=True), self.graph.in_edges(nodes, keys=True)):
             self._ends.pop(rid, None)
@@ -143,12 +154,14 @@ class MemoryGraph:
             "entities": [_encode(n) for n in nodes],
             "relations": [_encode(d) for d in edges],
             "memories": [_encode(m) for m in memories],
+            "conversations": self.conversations.snapshot(),  # type: ignore[dict-item]
         }
 
     def load_snapshot(self, snapshot: dict[str, list[Attrs]]) -> None:
         self.apply(["entity", e] for e in snapshot["entities"])
         self.apply(["relation", r] for r in snapshot["relations"])
         self.apply(["memory", m] for m in snapshot.get("memories", []))  # absent in snapshots before memories
+        self.conversations.load(snapshot.get("conversations", {}))  # type: ignore[arg-type]
 
     # --- reads --------------------------------------------------------------------------------
 

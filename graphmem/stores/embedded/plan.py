@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from graphmem.errors import InvalidInputError
+from graphmem.stores.embedded.conversations import message_attrs
 from graphmem.stores.embedded.graph import MemoryGraph, Op, is_current
 from graphmem.stores.embedded.memories import unit
 from graphmem.types import GraphWrite, MemoryWrite, iso, new_id, parse_time
@@ -39,6 +40,10 @@ class WritePlanner:
         ids = self._entities(w, at, ops)
         self._relations(w, at, ids, retired, ops)
         self._memories(w, at, ids, ops)
+        if w.messages:
+            first = self.graph.conversations.next_seq(key)
+            logged = [message_attrs(m, first + i, w.add_id) for i, m in enumerate(w.messages)]
+            ops.append(["messages", key, logged, w.keep_messages])
         return ops
 
     def _entities(self, w: GraphWrite, at: str | None, ops: list[Op]) -> dict[str, str]:

@@ -22,7 +22,7 @@ from graphmem.stores.embedded.graph import WORD, Attrs, MemoryGraph, Op, ScopeIn
 from graphmem.stores.embedded.journal import Journal
 from graphmem.stores.embedded.memories import matches, memory_item, unit, visible
 from graphmem.stores.embedded.plan import WritePlanner
-from graphmem.types import Entity, GraphWrite, MemoryItem, Relation, Scope, parse_time, utcnow
+from graphmem.types import Conversation, Entity, GraphWrite, MemoryItem, Relation, Scope, iso, parse_time, utcnow
 
 log = logging.getLogger(__name__)
 
@@ -194,9 +194,22 @@ class EmbeddedStore(GraphStore):
         with self._lock:
             self._begin()
             count = len(self._graph.by_scope.get(scope.key, {}))
-            if count or self._graph.memories.by_scope.get(scope.key):
+            if count or self._graph.memories.by_scope.get(scope.key) or scope.key in self._graph.conversations.logs:
                 self._commit([["delete_scope", scope.key]])
             return count
+
+    def conversation(self, scope: Scope, limit: int) -> Conversation:
+        with self._lock:
+            self._begin()
+            return self._graph.conversations.read(scope.key, limit)
+
+    def set_summary(self, scope: Scope, text: str, through_seq: int, at: datetime) -> bool:
+        with self._lock:
+            self._begin()
+            if not self._graph.conversations.summary_is_newer(scope.key, through_seq):
+                return False
+            self._commit([["summary", scope.key, text, through_seq, iso(at)]])
+            return True
 
     def reset(self) -> None:
         with self._lock:

@@ -1,0 +1,195 @@
+"""Helpers shared by the benchmarks: machine and version info, percentiles, tables, JSON results,
+a per-run embedding cache, a private Neo4j on its own port, and the o200k_base tokenizer offline."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import importlib.metadata
+import json
+import os
+import platform
+import sys
+import tempfile
+from collections.abc import Iterable, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from graphmem.embeddings import Embedder
+
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_MODEL_DIR = REPO_ROOT.parent / "shared" / "models" / "all-MiniLM-L6-v2-onnx"
+PACKAGES = ("graphmem", "neo4j", "numpy", "networkx", "onnxruntime", "tokenizers", "tiktoken", "openai")
+
+
+# --- what ran where ------------------------------------------------------------------------------
+
+
+def machine_info(neo4j_version: str | None = None) -> dict[str, Any]:
+    try:
+        mem_gib = round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)
+    except (ValueError, OSError, AttributeError):
+        mem_gib = None
+    return {
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "processor": _cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "memory_gib": mem_gib,
+        "python": sys.version.split()[0],
+        "neo4j_server": neo4j_version,
+    }
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
+def package_versions(names: Iterable[str] = PACKAGES) -> dict[str, str | None]:
+    out: dict[str, str | None] = {}
+    for name in names:
+        try:
+            out[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def write_result(name: str, payload: dict[str, Any], out: str | None = None) -> Path:
+    """Write ``payload`` plus run metadata as JSON to benchmarks/results/<name>.json (or ``out``)."""
+    path = Path(out) if out else RESULTS_DIR / f"{name}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    doc = {"benchmark": name, "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), **payload}
+    path.write_text(json.dumps(doc, indent=2, default=str) + "\n")
+    return path
+
+
+# --- numbers and tables --------------------------------------------------------------------------
+
+
+def percentiles(values: Sequence[float], points: Sequence[int] = (50, 95, 99)) -> dict[str, float | None]:
+    if not values:
+        return {f"p{p}": None for p in points}
+    arr = np.asarray(values, dtype=float)
+    return {f"p{p}": round(float(np.percentile(arr, p)), 3) for p in points}
+
+
+def table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+    """A GitHub-flavoured markdown table (prints well in a terminal and pastes into the README)."""
+    cells = [[_fmt(c) for c in row] for row in rows]
+    widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
+    line = lambda r: "| " + " | ".join(c.ljust(w) for c, w in zip(r, widths)) + " |"  # noqa: E731
+    sep = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
+    return "\n".join([line(list(headers)), sep, *(line(r) for r in cells)])
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.3f}" if abs(value) < 100 else f"{value:,.0f}"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
+    return str(value)
+
+
+# --- embeddings ----------------------------------------------------------------------------------
+
+
+class CachedEmbedder(Embedder):
+    """Wraps an embedder with an in-memory text -> vector cache for one run (nothing on disk).
+
+    ``prefetch`` embeds a batch ahead (one model call), so later single-turn adds, and the same
+    texts on a second store, reuse the vectors. ``calls`` still counts every ``embed`` a caller
+    makes (what graphmem asks for); ``model_calls`` counts the batches the model really ran.
+    """
+
+    def __init__(self, inner: Embedder) -> None:
+        super().__init__()
+        self.inner = inner
+        self.dims = inner.dims
+        self.name = inner.name
+        self.model_calls = 0
+        self._cache: dict[str, list[float]] = {}
+
+    def prefetch(self, texts: Sequence[str]) -> None:
+        missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
+        if missing:
+            self.model_calls += 1
+            self._cache.update(zip(missing, self.inner.embed(missing)))
+
+    def _embed(self, texts: list[str]) -> list[list[float]]:
+        self.prefetch(texts)
+        return [self._cache[t] for t in texts]
+
+
+def load_minilm(model_dir: str | Path = DEFAULT_MODEL_DIR) -> Embedder:
+    from graphmem.embeddings import OnnxEmbedder
+
+    return OnnxEmbedder(model_dir)
+
+
+# --- Neo4j ---------------------------------------------------------------------------------------
+
+
+def start_private_neo4j(bolt_port: int, http_port: int, data_dir: str | None, heap: str | None = None,
+                        pagecache: str | None = None) -> Any:
+    """Start (or reuse) the project's Neo4j on its own ports and data folder; returns the launcher."""
+    from graphmem.launcher import Neo4jLauncher
+
+    folder = Path(data_dir) if data_dir else Path(tempfile.gettempdir()) / f"graphmem-bench-neo4j-{bolt_port}"
+    launcher = Neo4jLauncher(bolt_port=bolt_port, http_port=http_port, data_dir=folder, heap=heap, pagecache=pagecache)
+    launcher.start(timeout=600)
+    return launcher
+
+
+def neo4j_server_version(url: str) -> str | None:
+    import neo4j
+
+    try:
+        with neo4j.GraphDatabase.driver(url, auth=None) as driver:
+            records, _, _ = driver.execute_query("CALL dbms.components() YIELD versions, edition RETURN versions[0] AS v, edition AS e")
+            return f"{records[0]['v']} {records[0]['e']}"
+    except Exception:  # noqa: BLE001 - informational only
+        return None
+
+
+# --- tokens --------------------------------------------------------------------------------------
+
+O200K_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
+O200K_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
+
+
+def o200k_encoding() -> Any:
+    """tiktoken's o200k_base. Offline, tiktoken cannot download its vocabulary; the ``bpe-openai``
+    package ships the identical file, so it seeds tiktoken's documented cache (TIKTOKEN_CACHE_DIR)
+    in a temp folder; tiktoken itself then checks the file's SHA-256."""
+    import tiktoken
+
+    try:
+        return tiktoken.get_encoding("o200k_base")
+    except Exception:  # noqa: BLE001 - no network: fall back to the bundled vocabulary
+        pass
+    import importlib.util
+
+    spec = importlib.util.find_spec("bpe_openai")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("tiktoken cannot download o200k_base offline; `pip install bpe-openai` ships it")
+    data = gzip.decompress((Path(spec.submodule_search_locations[0]) / "data" / "o200k_base.tiktoken.gz").read_bytes())
+    if hashlib.sha256(data).hexdigest() != O200K_SHA256:
+        raise RuntimeError("bpe-openai's o200k_base file is not the one tiktoken expects")
+    cache = Path(tempfile.gettempdir()) / "graphmem-tiktoken-cache"
+    cache.mkdir(exist_ok=True)
+    (cache / hashlib.sha1(O200K_URL.encode()).hexdigest()).write_bytes(data)
+    os.environ["TIKTOKEN_CACHE_DIR"] = str(cache)
+    return tiktoken.get_encoding("o200k_base")

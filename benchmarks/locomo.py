@@ -1,0 +1,196 @@
+"""LOCOMO retrieval: recall@k of graphmem's search presets on any LOCOMO-format file.
+
+Per conversation (or per speaker, --scope speaker) one scope; each turn (or annotated observation,
+--source observations) is stored verbatim with ``add(infer=False)`` and metadata speaker, session,
+session_date, dia_id, timestamp = the session date. Embeddings: all-MiniLM-L6-v2 (ONNX). Every QA
+item is a search; LOCOMO recall@k = |evidence ∩ dia_ids of the top k| / |evidence|, averaged per
+category (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop; 5 adversarial reported apart).
+No LLM is called: the LLM endpoint is a local scripted server that must see zero requests.
+
+    python -m benchmarks.locomo ../shared/data/locomo/locomo_dev3.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+import uuid
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from benchmarks import common
+from benchmarks.locomo_data import CATEGORIES, Conversation, Document, load
+from graphmem import Memory
+from graphmem.testing import ScriptedLLMServer
+
+MAIN_CATEGORIES = (1, 2, 3, 4)
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.locomo", description=__doc__.split("\n\n")[0])
+    p.add_argument("data_file", help="a LOCOMO-format JSON file (e.g. ../shared/data/locomo/locomo_dev3.json)")
+    p.add_argument("--k", type=int, nargs="+", default=[1, 5, 10, 25], help="cut-offs for recall@k")
+    p.add_argument("--stores", nargs="+", default=["embedded"], choices=["embedded", "neo4j"])
+    p.add_argument("--presets", nargs="+", default=["vector", "bm25", "hybrid", "hybrid_rrf"])
+    p.add_argument("--source", choices=["turns", "observations"], default="turns")
+    p.add_argument("--scope", choices=["conversation", "speaker"], default="conversation",
+                   help="one scope per conversation, or one per speaker (a question then searches both "
+                        "speakers' scopes and the results are merged by score)")
+    p.add_argument("--no-captions", action="store_true", help="leave shared images' captions out of the turns")
+    p.add_argument("--model-dir", default=str(common.DEFAULT_MODEL_DIR), help="the MiniLM ONNX folder")
+    p.add_argument("--neo4j-url", default=None, help="use this Neo4j instead of starting a private one")
+    p.add_argument("--bolt-port", type=int, default=7689, help="private Neo4j's bolt port (default 7689)")
+    p.add_argument("--http-port", type=int, default=7476)
+    p.add_argument("--data-dir", default=None, help="private Neo4j's data folder (default: a temp folder)")
+    p.add_argument("--out", default=None, help="JSON output (default benchmarks/results/locomo-<source>.json)")
+    return p.parse_args(argv)
+
+
+def open_store(kind: str, args: argparse.Namespace, dims: int, workdir: Path) -> tuple[Any, str | None]:
+    if kind == "embedded":
+        from graphmem.stores.embedded import EmbeddedStore
+
+        return EmbeddedStore(workdir / "embedded", embedding_dims=dims), None
+    from graphmem.stores.neo4j import Neo4jStore
+
+    url = args.neo4j_url or common.start_private_neo4j(args.bolt_port, args.http_port, args.data_dir).uri
+    return Neo4jStore(url=url, embedding_dims=dims), common.neo4j_server_version(url)
+
+
+def scopes_of(conv: Conversation, args: argparse.Namespace, tag: str) -> dict[str, str]:
+    """Speaker -> user_id of the scope their documents go to."""
+    if args.scope == "conversation":
+        return {s: f"locomo-{tag}-{conv.sample_id}" for s in conv.speakers}
+    return {s: f"locomo-{tag}-{conv.sample_id}-{s}" for s in conv.speakers}
+
+
+def ingest(memory: Memory, embedder: common.CachedEmbedder, conv: Conversation, args: argparse.Namespace,
+           user_ids: dict[str, str]) -> int:
+    """One embedding batch per session, then one add per document (each has its own metadata)."""
+    sessions = conv.sessions if args.source == "turns" else conv.observations
+    count = 0
+    for docs in sessions:
+        embedder.prefetch([d.text for d in docs])
+        for doc in docs:
+            memory.add(doc.text, user_id=user_ids.get(doc.speaker, next(iter(user_ids.values()))), infer=False,
+                       metadata=doc.metadata(), timestamp=doc.when)
+            count += 1
+    return count
+
+
+def retrieved_ids(results: list[dict[str, Any]]) -> list[str]:
+    out: list[str] = []
+    for r in results:
+        meta = r.get("metadata") or {}
+        out.extend(meta.get("dia_ids") or [meta["dia_id"]])
+    return out
+
+
+def search(memory: Memory, question: str, user_ids: list[str], preset: str, limit: int) -> list[list[str]]:
+    """The top ``limit`` results as lists of dia_ids, best first (several scopes: merged by score)."""
+    results = []
+    for uid in user_ids:
+        results.extend(memory.search(question, user_id=uid, limit=limit, preset=preset)["results"])
+    if len(user_ids) > 1:
+        results.sort(key=lambda r: -(r.get("score") or 0.0))
+    return [retrieved_ids([r]) for r in results[:limit]]
+
+
+def recall_at(ranked: list[list[str]], evidence: list[str], k: int) -> float:
+    found = {i for ids in ranked[:k] for i in ids}
+    return len(found.intersection(evidence)) / len(evidence)
+
+
+def run_store(kind: str, args: argparse.Namespace, convs: list[Conversation], embedder: common.CachedEmbedder,
+              workdir: Path) -> dict[str, Any]:
+    store, server_version = open_store(kind, args, embedder.dims, workdir)
+    tag = uuid.uuid4().hex[:8]
+    scores: dict[str, dict[int, dict[int, list[float]]]] = {p: defaultdict(lambda: defaultdict(list)) for p in args.presets}
+    latency: dict[str, list[float]] = defaultdict(list)
+    ingest_seconds, documents = 0.0, 0
+    with ScriptedLLMServer() as server:
+        config = {"llm": {"provider": "openai_compatible", "config": {"base_url": server.base_url, "api_key": "none", "model": "none"}},
+                  "history_db_path": str(workdir / f"history-{kind}.db")}
+        memory = Memory(config, store=store, embedder=embedder)
+        try:
+            for conv in convs:
+                user_ids = scopes_of(conv, args, tag)
+                started = time.perf_counter()
+                documents += ingest(memory, embedder, conv, args, user_ids)
+                ingest_seconds += time.perf_counter() - started
+                embedder.prefetch([q.question for q in conv.questions])
+                for q in (q for q in conv.questions if q.evidence):
+                    for preset in args.presets:
+                        started = time.perf_counter()
+                        ranked = search(memory, q.question, sorted(set(user_ids.values())), preset, max(args.k))
+                        latency[preset].append((time.perf_counter() - started) * 1000)
+                        for k in args.k:
+                            scores[preset][k][q.category].append(recall_at(ranked, q.evidence, k))
+                for uid in set(user_ids.values()):
+                    memory.delete_all(user_id=uid)
+            assert not server.requests, "the LOCOMO benchmark must not call the LLM"
+        finally:
+            memory.close()
+    return {"store": kind, "neo4j_server": server_version, "documents": documents, "ingest_seconds": round(ingest_seconds, 1),
+            "presets": {p: summarise(scores[p], latency[p]) for p in args.presets}}
+
+
+def summarise(by_k: dict[int, dict[int, list[float]]], latency: list[float]) -> dict[str, Any]:
+    out: dict[str, Any] = {"latency_ms": common.percentiles(latency, (50, 95)), "recall": {}}
+    for k, by_cat in sorted(by_k.items()):
+        main = [v for c in MAIN_CATEGORIES for v in by_cat.get(c, [])]
+        row = {"cat1-4": round(sum(main) / len(main), 4) if main else None, "n1-4": len(main)}
+        for c in sorted(by_cat):
+            row[f"cat{c}"] = round(sum(by_cat[c]) / len(by_cat[c]), 4)
+            row[f"n{c}"] = len(by_cat[c])
+        out["recall"][str(k)] = row
+    return out
+
+
+def print_tables(runs: list[dict[str, Any]], ks: list[int]) -> None:
+    for run in runs:
+        print(f"\n{run['store']} store: {run['documents']} documents ingested in {run['ingest_seconds']} s")
+        headers = ["preset", *(f"R@{k}" for k in ks), *(f"{CATEGORIES[c]}@10" for c in (*MAIN_CATEGORIES, 5)), "p50 ms", "p95 ms"]
+        rows = []
+        for preset, res in run["presets"].items():
+            at10 = res["recall"].get("10", {})
+            rows.append([preset, *(res["recall"][str(k)]["cat1-4"] for k in ks),
+                         *(at10.get(f"cat{c}") for c in (*MAIN_CATEGORIES, 5)),
+                         res["latency_ms"]["p50"], res["latency_ms"]["p95"]])
+        print(common.table(headers, rows))
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    convs = load(args.data_file, captions=not args.no_captions)
+    embedder = common.CachedEmbedder(common.load_minilm(args.model_dir))
+    skipped = sum(c.evidence_issues["empty"] + c.evidence_issues["malformed"] for c in convs)
+    print(f"{len(convs)} conversations, {sum(len(c.questions) for c in convs)} QA items "
+          f"({skipped} skipped for empty or malformed evidence), source={args.source}, scope={args.scope}", file=sys.stderr)
+    runs = []
+    with tempfile.TemporaryDirectory(prefix="graphmem-locomo-") as tmp:
+        for kind in args.stores:
+            runs.append(run_store(kind, args, convs, embedder, Path(tmp)))
+    print_tables(runs, args.k)
+    issues: dict[str, int] = defaultdict(int)
+    for c in convs:
+        for status, n in c.evidence_issues.items():
+            issues[status] += n
+    path = common.write_result(
+        f"locomo-{args.source}" + ("-speaker" if args.scope == "speaker" else ""),
+        {"machine": common.machine_info(next((r["neo4j_server"] for r in runs if r["neo4j_server"]), None)),
+         "versions": common.package_versions(),
+         "parameters": {**{k: v for k, v in vars(args).items() if k != "out"}, "data_file": str(Path(args.data_file).resolve()),
+                        "conversations": [c.sample_id for c in convs], "seed": None, "embedder": embedder.name},
+         "evidence": dict(issues), "runs": runs},
+        args.out,
+    )
+    print(f"\nwritten {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
