@@ -113,7 +113,8 @@ def run_store(kind: str, args: argparse.Namespace, convs: list[Conversation], em
     ingest_seconds, documents = 0.0, 0
     with ScriptedLLMServer() as server:
         config = {"llm": {"provider": "openai_compatible", "config": {"base_url": server.base_url, "api_key": "none", "model": "none"}},
-                  "history_db_path": str(workdir / f"history-{kind}.db")}
+                  "history_db_path": str(workdir / f"history-{kind}.db"),
+                  "context": {"summary_every": 0}}  # the rolling summary is an LLM call: off
         memory = Memory(config, store=store, embedder=embedder)
         try:
             for conv in convs:

@@ -187,9 +187,9 @@ def to_cypher(graph: ScopeGraph, target: Scope | None = None) -> str:
     def new_id(old: str) -> str:
         return str(uuid.uuid5(_ID_NAMESPACE, f"{scope.key}\x00{old}")) if remap else old
 
+    kind = "current and invalidated" if graph.include_invalidated else "current only"
     lines = [
-        f"// graphmem export: {len(graph.entities)} entities, {len(graph.relations)} relations "
-        f"({'current and invalidated' if graph.include_invalidated else 'current only'}), {iso(utcnow())}",
+        f"// graphmem export: {len(graph.entities)} entities, {len(graph.relations)} relations ({kind}), {iso(utcnow())}",
         "// Load once into a Neo4j 5.26+ database: cypher-shell -f FILE (or paste into Neo4j Browser).",
         "// The scope is in each node's scope, user_id, agent_id and run_id properties.",
         *_schema_statements(),

@@ -38,9 +38,21 @@ from graphmem.browser import (
 from graphmem.browser.browse import browse
 from graphmem.cli import main
 from graphmem.embeddings import HashingEmbedder
-from graphmem.errors import InvalidInputError, NotFoundError, StoreError, StoreUnavailableError
+from graphmem.errors import (
+    InvalidInputError,
+    StoreError,
+    StoreUnavailableError,
+)
 from graphmem.export import read_graph, to_cypher, to_graphml, to_json
-from graphmem.types import EntityWrite, GraphWrite, Invalidation, RelationWrite, Scope, canonical_name, new_id
+from graphmem.types import (
+    EntityWrite,
+    GraphWrite,
+    Invalidation,
+    RelationWrite,
+    Scope,
+    canonical_name,
+    new_id,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "tests" / "artifacts"
@@ -98,9 +110,8 @@ def load_story(store, scope: Scope, dims: int) -> dict[str, str]:
 
 def neo4j_dims(uri: str) -> int:
     """The database's entity vector size (setup() refuses another), else the session's test size."""
-    from neo4j import GraphDatabase
-
     from conftest import TEST_DIMS
+    from neo4j import GraphDatabase
 
     with GraphDatabase.driver(uri, auth=None) as driver:
         rows = driver.execute_query("SHOW INDEXES YIELD name, options WHERE name = 'entity_embedding' RETURN options")[0]
@@ -489,7 +500,7 @@ CHROME_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
 
 
 @pytest.fixture
-def chrome(tmp_path):
+def chrome(tmp_path, monkeypatch):
     if not (CHROMIUM and CHROMEDRIVER):
         if IN_CI:
             pytest.fail("CI must run the real-browser test: install chromium and chromium-driver (see .ci/run)")
@@ -501,7 +512,7 @@ def chrome(tmp_path):
         if IN_CI:
             pytest.fail("selenium missing: install the dev extra (pip install -e '.[dev]')")
         pytest.skip("selenium not installed (pip install -e '.[dev]')")
-    os.environ.setdefault("SE_OFFLINE", "true")  # Selenium Manager must not fetch anything
+    monkeypatch.setenv("SE_OFFLINE", "true")  # Selenium Manager must not fetch anything
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     for flag in CHROME_FLAGS:
@@ -539,13 +550,13 @@ def test_real_browser_shows_the_users_graph(chrome, neo4j_store, neo4j_uri, tmp_
     from functools import partial
     from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 
+    from helpers import llm_config
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
     from graphmem import Memory
     from graphmem.demo import STORIES, U, story_handler
     from graphmem.testing import ScriptedLLMServer
-    from helpers import llm_config
 
     browser_url = default_browser_url(neo4j_uri)
     try:
@@ -555,13 +566,14 @@ def test_real_browser_shows_the_users_graph(chrome, neo4j_store, neo4j_uri, tmp_
 
     user = f"Zoë \"the\" `tester` {uuid.uuid4().hex[:6]}"
     scope = Scope.of(user_id=user)
+
     class GrassFiles(SimpleHTTPRequestHandler):  # Browser fetches `:style <url>` cross-origin
         def end_headers(self) -> None:
             self.send_header("Access-Control-Allow-Origin", "*")
             self.send_header("Access-Control-Allow-Headers", "*")
             super().end_headers()
 
-        def do_OPTIONS(self) -> None:  # noqa: N802 - http.server's naming
+        def do_OPTIONS(self) -> None:
             self.send_response(204)
             self.end_headers()
 

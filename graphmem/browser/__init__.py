@@ -4,9 +4,21 @@ Browser URLs with a view pre-filled (``graphmem browse``), and the Cypher litera
 Exports (GraphML, JSON, Cypher scripts) live in :mod:`graphmem.export`.
 """
 
-from graphmem.browser.browse import BrowseResult, Target, browse, browser_link, default_browser_url
+from graphmem.browser.browse import (
+    BrowseResult,
+    Target,
+    browse,
+    browser_link,
+    default_browser_url,
+)
 from graphmem.browser.literals import cypher_identifier, cypher_string, cypher_value
-from graphmem.browser.queries import VIEWS, SavedQuery, bound_statement, list_queries, load_query
+from graphmem.browser.queries import (
+    VIEWS,
+    SavedQuery,
+    bound_statement,
+    list_queries,
+    load_query,
+)
 from graphmem.browser.style import STYLE_PATH, TYPE_LABELS, type_label
 
 __all__ = [

@@ -20,12 +20,23 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-from graphmem.browser.queries import SCOPE_PARAMETERS, VIEWS, bound_statement, load_query
+from graphmem.browser.queries import (
+    SCOPE_PARAMETERS,
+    VIEWS,
+    bound_statement,
+    load_query,
+)
 from graphmem.browser.style import STYLE_PATH, TYPE_LABELS
 from graphmem.config import MemoryConfig, Neo4jSettings
-from graphmem.errors import GraphMemError, InvalidInputError, NotFoundError, StoreError, StoreUnavailableError
+from graphmem.errors import (
+    GraphMemError,
+    InvalidInputError,
+    NotFoundError,
+    StoreError,
+    StoreUnavailableError,
+)
 from graphmem.export import open_reader, read_graph
-from graphmem.types import Relation, Scope, parse_time, iso
+from graphmem.types import Relation, Scope, iso, parse_time
 
 Out = Callable[[str], None]
 #: What a CLI flag gives for a view parameter other than the scope ids.
@@ -100,7 +111,13 @@ class _Connection:
 
     @contextmanager
     def _translated(self) -> Iterator[None]:
-        from neo4j.exceptions import AuthError, DriverError, Neo4jError, ServiceUnavailable, SessionExpired
+        from neo4j.exceptions import (
+            AuthError,
+            DriverError,
+            Neo4jError,
+            ServiceUnavailable,
+            SessionExpired,
+        )
 
         try:
             yield
@@ -152,7 +169,7 @@ def launcher_target(launcher: Any = None, browser_url: str | None = None, why: s
         uri = launcher.start()
     except GraphMemError:
         raise
-    except Exception as exc:  # noqa: BLE001 - the launcher reports Java/Maven/port problems as RuntimeError
+    except Exception as exc:
         raise StoreUnavailableError(
             f"no Neo4j to browse in: the project's Neo4j launcher did not start ({_short(exc)}). "
             "Configure a neo4j graph_store, or start one with: python -m graphmem.launcher start") from exc
@@ -165,8 +182,9 @@ def launcher_target(launcher: Any = None, browser_url: str | None = None, why: s
 
 def browse(config: dict[str, Any] | MemoryConfig | None, scope: Scope, view: str = "user_graph",
            extra: dict[str, Any] | None = None, *, launcher: Any = None, browser_url: str | None = None,
-           out: Out = lambda line: print(line, file=sys.stderr)) -> BrowseResult:
+           out: Out | None = None) -> BrowseResult:
     """Make sure a Neo4j holds the scope's graph, and return the Browser URL for ``view``."""
+    out = out or _note
     cfg = config if isinstance(config, MemoryConfig) else MemoryConfig.load(config)
     values = _view_values(view, scope, extra or {})
     settings = cfg.graph_store.settings()
@@ -253,6 +271,10 @@ def _label_types(connection: _Connection, scope: Scope, out: Out) -> None:
         out(f"note: could not add the display labels that colour entities by type ({exc})")
 
 
+def _note(line: str) -> None:
+    print(line, file=sys.stderr)
+
+
 def _named(scope: Scope) -> str:
     return ", ".join(f"{k}={v!r}" for k, v in scope.properties().items() if v is not None)
 
@@ -270,18 +292,17 @@ def run(ns: Any, config: dict[str, Any] | None) -> int:
     scope = Scope.of(ns.user_id, ns.agent_id, ns.run_id)
     extra = {"entity": ns.entity, "from": ns.date_from, "to": ns.date_to, "relation_id": ns.relation}
     result = browse(config, scope, ns.query, extra, browser_url=ns.browser_url)
-    note = lambda line: print(line, file=sys.stderr)  # noqa: E731
-    note(f"style (once per web browser): run :style in Neo4j Browser and drop {STYLE_PATH} on its frame")
-    note("tip: Browser also draws every relationship between the nodes it shows, invalidated ones too; "
+    _note(f"style (once per web browser): run :style in Neo4j Browser and drop {STYLE_PATH} on its frame")
+    _note("tip: Browser also draws every relationship between the nodes it shows, invalidated ones too; "
          ":config autoComplete: false shows only what the query returns")
-    note(f"other views: graphmem browse --query {'|'.join(VIEWS)}")
-    note("open this URL and press Run (the editor holds the query):")
+    _note(f"other views: graphmem browse --query {'|'.join(VIEWS)}")
+    _note("open this URL and press Run (the editor holds the query):")
     print(result.url)
     if ns.open:
         import webbrowser
 
         if not webbrowser.open(result.url):
-            note("could not open a web browser here; copy the URL instead")
+            _note("could not open a web browser here; copy the URL instead")
     return 0
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -62,7 +62,7 @@ def list_queries() -> list[str]:
     return sorted(p.stem for p in query_folder().glob("*.cypher") if p.is_file())
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_query(name: str) -> SavedQuery:
     if not isinstance(name, str) or not _NAME.match(name):
         raise ConfigError(f"invalid saved query name: {name!r}")
