@@ -66,7 +66,10 @@ def build_parser() -> argparse.ArgumentParser:
     _scope_args(p)
     _common(p)
 
-    p = sub.add_parser("demo", help="run the Desmond and badminton stories", description="Run the demo stories on a temporary embedded store, printing the graph after each message. Uses scripted LLM answers when no LLM is configured.")
+    p = sub.add_parser("demo", help="run the Desmond and badminton stories", description="Run the demo stories, printing the graph and the cost of each add after each message. Uses scripted LLM answers when no LLM is configured (OPENAI_API_KEY / GRAPHMEM_LLM_BASE_URL) and the config names none; the graph goes to a temporary embedded store unless --store neo4j.")
+    p.add_argument("--config", type=Path, help="JSON config file (llm, embedder, graph_store keys)")
+    p.add_argument("--store", choices=["embedded", "neo4j"], help="where the demo graph goes (default: the config's store, else a temporary embedded store)")
+    p.add_argument("--neo4j-url", help="Neo4j URL for --store neo4j (default bolt://127.0.0.1:7687, the launcher's)")
     _add_browse_and_export(sub)
     return parser
 
@@ -147,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
         if ns.command == "demo":
             from graphmem.demo import run_demo
 
-            return run_demo()
+            return run_demo(load_config(ns.config), store=ns.store, neo4j_url=ns.neo4j_url)
         if ns.command in ("browse", "export"):
             return _run_browse_or_export(ns)
         from graphmem.memory import Memory

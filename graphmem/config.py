@@ -124,6 +124,8 @@ class MemoryConfig(_Model):
     custom_update_memory_prompt: str | None = None
     custom_invalidation_prompt: str | None = None
     max_message_chars: int = Field(20_000, ge=100)
+    #: cosine from which an existing memory counts as similar to a new fact (and goes to the update stage)
+    similar_memory_threshold: float = Field(0.5, ge=-1.0, le=1.0)
     context: ContextConfig = Field(default_factory=ContextConfig)
 
     @classmethod

@@ -67,6 +67,7 @@ class Memory:
             memory_update=MemoryUpdateStage(self.llm, self.config.custom_update_memory_prompt),
             threshold=self.config.graph_store.threshold,
             recent_messages=self.config.context.recent_messages,
+            similar_threshold=self.config.similar_memory_threshold,
             read_log=self._reads_log,
             keep_messages=self.config.context.max_messages,
         )
@@ -135,6 +136,10 @@ class Memory:
     def _maybe_summarize(self, scope: Scope, outcome: AddOutcome) -> None:
         if self._summarizer.is_due(outcome.conversation):
             self._summarizer.schedule(scope)
+
+    def flush(self, timeout: float | None = 60.0) -> None:
+        """Wait for background work (rolling summaries) to finish."""
+        self._summarizer.drain(timeout)
 
     def summarize(self, *, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None) -> Result:
         """Regenerate the scope's rolling summary now (waits for it)."""

@@ -97,10 +97,10 @@ def test_summary_every_k_adds_in_the_background(server, store, tmp_path, uid):
     memory = _memory(server, store, tmp_path, summary_every=2)
     server.enqueue("summarize", {"summary": "Desmond has a sister named Jesica."})
     memory.add("Hi, my name is Desmond.", user_id=uid)
-    memory._summarizer.drain()
+    memory.flush()
     assert server.calls("summarize") == 0 and memory.get_summary(user_id=uid) is None
     memory.add("My sister is Jesica.", user_id=uid)
-    memory._summarizer.drain()
+    memory.flush()
     assert server.calls("summarize") == 1
     assert memory.get_summary(user_id=uid) == "Desmond has a sister named Jesica."
     request = [r for r in server.requests if r.tool == "summarize"][0].messages[-1]["content"]
@@ -115,13 +115,13 @@ def test_a_lost_summary_is_redone_after_restart(server, store, tmp_path, uid):
     server.inject("server_error", times=20, tool="summarize")
     memory.add("I moved to Oslo.", user_id=uid)
     memory.add("I work at a bakery.", user_id=uid)
-    memory._summarizer.drain()
+    memory.flush()
     assert memory.get_summary(user_id=uid) is None  # the background run failed
     server.reset()
     restarted = _memory(server, store, tmp_path, summary_every=2)  # a new Memory on the same store
     server.enqueue("summarize", {"summary": "Lives in Oslo, works at a bakery, likes skiing."})
     restarted.add("I like skiing.", user_id=uid)
-    restarted._summarizer.drain()
+    restarted.flush()
     assert restarted.get_summary(user_id=uid) == "Lives in Oslo, works at a bakery, likes skiing."
     request = [r for r in server.requests if r.tool == "summarize"][0].messages[-1]["content"]
     assert "I moved to Oslo." in request and "I like skiing." in request

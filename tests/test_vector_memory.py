@@ -20,7 +20,8 @@ def server():
 
 @pytest.fixture
 def memory(server, store, tmp_path):
-    return make_memory(server, store, TEST_DIMS, history_db_path=str(tmp_path / "history.db"))
+    # the hashing embedder is lexical; with threshold 0 every memory of the scope counts as similar
+    return make_memory(server, store, TEST_DIMS, history_db_path=str(tmp_path / "history.db"), similar_memory_threshold=0.0)
 
 
 @pytest.fixture
@@ -163,3 +164,17 @@ def test_history_staged_rows_are_repaired_against_the_store(memory, uid):
     log.stage("real-add", Scope.of(user_id=uid), [HistoryEvent(item["id"], "UPDATE", "x", "I swim")])
     assert log.repair(memory.store.get_memory) == 1
     assert [e["new_memory"] for e in memory.history(item["id"])] == ["I swim", "I swim"]
+
+
+def test_only_similar_memories_send_a_fact_to_the_update_stage(server, store, tmp_path, uid):
+    memory = make_memory(server, store, TEST_DIMS, history_db_path=str(tmp_path / "h2.db"))  # default threshold 0.5
+    server.enqueue("extract_facts", {"facts": ["Likes jazz music"]})
+    memory.add("I like jazz", user_id=uid)
+    server.enqueue("extract_facts", {"facts": ["Works as a pilot"]})
+    memory.add("I work as a pilot", user_id=uid)
+    assert server.calls("update_memory") == 0  # nothing similar: the fact is added directly
+    server.enqueue("extract_facts", {"facts": ["Likes jazz music a lot"]})
+    server.enqueue("update_memory", {"memory": [{"id": "0", "text": "Likes jazz music a lot", "event": "UPDATE"}]})
+    memory.add("I really like jazz", user_id=uid)
+    assert server.calls("update_memory") == 1
+    assert sorted(_texts(memory.get_all(user_id=uid))) == ["Likes jazz music a lot", "Works as a pilot"]

@@ -113,6 +113,7 @@ class AddPipeline:
         memory_update: MemoryUpdateStage,
         threshold: float = 0.7,
         recent_messages: int = 10,
+        similar_threshold: float = 0.5,
         read_log: bool = True,
         keep_messages: int = 200,
     ) -> None:
@@ -124,6 +125,7 @@ class AddPipeline:
         self.memory_update = memory_update
         self.threshold = threshold
         self.recent_messages = recent_messages
+        self.similar_threshold = similar_threshold
         self.read_log = read_log
         self.keep_messages = keep_messages
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="graphmem-add")
@@ -199,7 +201,8 @@ class AddPipeline:
         seen: dict[str, MemoryItem] = {}
         for hits in self.store.similar_memories(scope, vectors, SIMILAR_MEMORIES):
             for item in hits:
-                seen.setdefault(item.id, item)
+                if (item.score or 0.0) >= self.similar_threshold:
+                    seen.setdefault(item.id, item)
         return list(seen.values())
 
     def _decide_memories(self, facts: list[str], similar: list[MemoryItem], reference_time: datetime) -> tuple[list[Decision], int]:
