@@ -39,6 +39,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--scope", choices=["conversation", "speaker"], default="conversation",
                    help="one scope per conversation, or one per speaker (a question then searches both "
                         "speakers' scopes and the results are merged by score)")
+    p.add_argument("--bare-turns", action="store_true", help='store "text" instead of "Speaker: text"')
     p.add_argument("--no-captions", action="store_true", help="leave shared images' captions out of the turns")
     p.add_argument("--model-dir", default=str(common.DEFAULT_MODEL_DIR), help="the MiniLM ONNX folder")
     p.add_argument("--neo4j-url", default=None, help="use this Neo4j instead of starting a private one")
@@ -73,9 +74,10 @@ def ingest(memory: Memory, embedder: common.CachedEmbedder, conv: Conversation, 
     sessions = conv.sessions if args.source == "turns" else conv.observations
     count = 0
     for docs in sessions:
-        embedder.prefetch([d.text for d in docs])
+        with_speaker = args.source == "turns" and not args.bare_turns
+        embedder.prefetch([d.content(with_speaker) for d in docs])
         for doc in docs:
-            memory.add(doc.text, user_id=user_ids.get(doc.speaker, next(iter(user_ids.values()))), infer=False,
+            memory.add(doc.content(with_speaker), user_id=user_ids.get(doc.speaker, next(iter(user_ids.values()))), infer=False,
                        metadata=doc.metadata(), timestamp=doc.when)
             count += 1
     return count

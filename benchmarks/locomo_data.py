@@ -25,6 +25,11 @@ class Document:
     when: datetime | None  # the session date, parsed (UTC)
     dia_ids: list[str]
 
+    def content(self, with_speaker: bool) -> str:
+        """What is stored: "Caroline: I went to ..." (how mem0's LOCOMO evaluation feeds turns), or the
+        bare text. The words alone do not say who speaks; questions name people."""
+        return f"{self.speaker}: {self.text}" if with_speaker else self.text
+
     def metadata(self) -> dict[str, object]:
         meta: dict[str, object] = {"speaker": self.speaker, "session": self.session, "session_date": self.session_date}
         if len(self.dia_ids) == 1:

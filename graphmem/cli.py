@@ -1,8 +1,10 @@
 """The ``graphmem`` command line.
 
     graphmem add "I moved to Denver" --user alice [--timestamp 2024-06-15]
-    graphmem search "where do I live?" --user alice [--limit 10] [--json]
+    graphmem search "where do I live?" --user alice [--limit 10] [--as-of 2023-12-01] [--known-at T] [--json]
     graphmem get-all --user alice [--include-invalidated] [--json]
+    graphmem timeline Boston --user alice
+    graphmem history MEMORY_ID
     graphmem delete-all --user alice --yes
     graphmem demo
     graphmem browse --user alice [--query history] [--open]
@@ -48,10 +50,12 @@ def build_parser() -> argparse.ArgumentParser:
     _scope_args(p)
     _common(p)
 
-    p = sub.add_parser("search", help="search a scope's memories", description="Relations relevant to QUERY (no LLM call).")
+    p = sub.add_parser("search", help="search a scope's memories", description="Memories and relations relevant to QUERY (no LLM call).")
     p.add_argument("query")
     p.add_argument("--limit", type=int, default=10, help="maximum results (default 10)")
     p.add_argument("--preset", choices=["hybrid", "hybrid_rrf", "vector", "bm25"], default="hybrid", help="ranking preset")
+    p.add_argument("--as-of", help="event time, ISO-8601: what was true then (default now)")
+    p.add_argument("--known-at", help="transaction time, ISO-8601: what graphmem believed then")
     _scope_args(p)
     _common(p)
 
@@ -61,7 +65,16 @@ def build_parser() -> argparse.ArgumentParser:
     _scope_args(p)
     _common(p)
 
-    p = sub.add_parser("delete-all", help="delete everything of a scope", description="Remove every entity and relation of the scope.")
+    p = sub.add_parser("timeline", help="every version of the relations of an entity", description="Every version of every relation touching ENTITY, in event-time order, with both time axes. ENTITY may be 'me' for the scope's own node.")
+    p.add_argument("entity")
+    _scope_args(p)
+    _common(p)
+
+    p = sub.add_parser("history", help="the change history of a memory", description="Every change (ADD, UPDATE, DELETE) of the memory MEMORY_ID, oldest first.")
+    p.add_argument("memory_id")
+    _common(p)
+
+    p = sub.add_parser("delete-all", help="delete everything of a scope", description="Remove every entity, relation, memory and logged message of the scope.")
     p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     _scope_args(p)
     _common(p)
@@ -126,20 +139,26 @@ def load_config(path: Path | None) -> dict[str, Any] | None:
 
 
 def _scope(ns: argparse.Namespace) -> dict[str, str | None]:
-    return {"user_id": ns.user_id, "agent_id": ns.agent_id, "run_id": ns.run_id}
+    return {key: getattr(ns, key, None) for key in ("user_id", "agent_id", "run_id")}
 
 
 def _print_relations(result: dict[str, Any], as_json: bool) -> None:
     if as_json:
         print(json.dumps(result, indent=2, ensure_ascii=False))
         return
+    for m in result.get("results", []):
+        extra = f"  score={m['score']:.4f}" if "score" in m else ""
+        event = f"{m['event']:<10} " if "event" in m else ""
+        print(f"{event}memory {m['id']}: {m['memory']}{extra}")
     rels = result.get("relations", [])
     if not rels:
         print("(no relations)")
     for r in rels:
         extra = f"  score={r['score']:.4f}" if "score" in r else ""
-        if r.get("invalid_at") or r.get("expired_at"):
-            extra += f"  [invalid since {r.get('invalid_at')}]"
+        if r.get("invalid_at"):
+            extra += f"  (valid until {r.get('invalid_at')})"
+        if r.get("expired_at"):
+            extra += f"  [retired {r.get('expired_at')}]"
         event = f"{r['event']:<10} " if "event" in r else ""
         print(f"{event}{r['source']} -[{r['relationship']}]-> {r['destination']}  (valid from {r.get('valid_at')}){extra}")
 
@@ -162,7 +181,16 @@ def main(argv: list[str] | None = None) -> int:
                 text = sys.stdin.read() if ns.message == "-" else ns.message
                 result = memory.add({"role": ns.role, "content": text}, timestamp=ns.timestamp, **scope)
             elif ns.command == "search":
-                result = memory.search(ns.query, limit=ns.limit, preset=ns.preset, **scope)
+                result = memory.search(ns.query, limit=ns.limit, preset=ns.preset, as_of=ns.as_of, known_at=ns.known_at, **scope)
+            elif ns.command == "timeline":
+                result = memory.timeline(ns.entity, **scope)
+            elif ns.command == "history":
+                events = memory.history(ns.memory_id)
+                if ns.json:
+                    print(json.dumps(events, indent=2, ensure_ascii=False))
+                for e in [] if ns.json else events:
+                    print(f"{e['created_at']}  {e['event']:<6}  {e['old_memory'] or ''!s} -> {e['new_memory'] or ''!s}")
+                return 0
             elif ns.command == "get-all":
                 result = memory.get_all(include_invalidated=ns.include_invalidated, limit=ns.limit, **scope)
             else:
