@@ -1,5 +1,5 @@
-// Apply one add in this order: invalidations, entities, relations. One statement, run inside one
-// managed write transaction; each CALL sees what the previous ones wrote.
+// Apply one add in this order: invalidations, entities, relations, memory facts, conversation log.
+// One statement, run inside one managed write transaction; each CALL sees what the previous ones wrote.
 // Returns how many relations could not find their endpoints in the scope: the caller rolls the
 // transaction back when that is not 0, so an add is never half written.
 //
@@ -9,16 +9,29 @@
 // current relations of the scope are retired; other ids are ignored.
 // Entities: an existing one (is_new false) is found by id in the scope. Any other is MERGEd on
 // (scope, canonical): a concurrent add that created the same name first turns ours into a mention
-// of theirs. Each stored entity gets one mention per add, however often the add names it.
+// of theirs. Each stored entity gets one mention per add, however often the add names it. A created
+// entity also gets its display label (label: from a fixed allow-list, or null), for Browser colours.
 // Relations find their endpoints by id, else by the canonical name of the entity written with that
 // id. A relation (source, type, destination) with a current instance gets one more mention;
 // otherwise a new instance is created. The type is a parameter even there (dynamic types).
+// Memories, one CALL per item so each sees the ones before it (ADD then UPDATE of one id works):
+// ADD creates the id unless it exists (in any scope); UPDATE and DELETE touch only live memories of
+// the scope. UPDATE replaces text, hash and embedding and, when metadata is given, the metadata
+// JSON and every meta.<key> property. ADD and UPDATE link MENTIONS to the scope's entities, named
+// by id or by the canonical name of the entity written with that id.
+// Messages: the scope's (:Conversation) is MERGEd on the scope (unique), and last_seq is raised in
+// a SET that reads it: Cypher takes the node's write lock before that read, so concurrent adds of a
+// scope queue there and never share a seq. Then the scope's messages older than the newest
+// $keep_messages are deleted (all are kept when it is negative).
 //
 // Parameters: $scope, $scope_ids ({user_id, agent_id, run_id}), $at, $add_id,
 //   $invalidations (list of {id, invalid_at}),
-//   $entities (list of {id, name, canonical, entity_type, embedding, is_new, seq}),
+//   $entities (list of {id, name, canonical, entity_type, label, embedding, is_new, seq}),
 //   $relations (list of {id, type, source_id, source_canonical, destination_id,
-//                        destination_canonical, valid_at, invalid_at, seq})
+//                        destination_canonical, valid_at, invalid_at, seq}),
+//   $memories (list of {event, id, text, hash, embedding, metadata, meta, role, seq,
+//                       mentions: list of {id, canonical}}),
+//   $messages (list of {offset, role, content, timestamp}), $keep_messages
 // seq is the position in the add: with created_at it orders "oldest first" like insertion order.
 CALL () {
   WITH [x IN $invalidations | x.id] AS ids
@@ -57,6 +70,9 @@ CALL () {
     CALL (e, x) {
       WITH * WHERE e.id = x.id AND e.embedding IS NULL
       CALL db.create.setNodeVectorProperty(e, 'embedding', x.embedding)
+      WITH e, x
+      WHERE x.label IS NOT NULL
+      SET e:$(x.label)
     }
     RETURN e
   }
@@ -94,4 +110,66 @@ CALL () {
   }
   RETURN sum(CASE WHEN s IS NULL OR d IS NULL THEN 1 ELSE 0 END) AS missing
 }
-RETURN invalidated, entities, missing
+CALL () {
+  UNWIND $memories AS x
+  CALL (x) {
+    OPTIONAL MATCH (known:Memory {id: x.id})
+    CALL (x, known) {
+      WITH * WHERE x.event = 'ADD' AND known IS NULL
+      CREATE (m:Memory {id: x.id})
+      SET m += $scope_ids, m += x.meta, m.scope = $scope, m.text = x.text, m.hash = x.hash,
+          m.metadata = x.metadata, m.role = x.role, m.created_at = $at, m.updated_at = $at, m.seq = x.seq
+      WITH m, x
+      CALL db.create.setNodeVectorProperty(m, 'embedding', x.embedding)
+      RETURN m
+      UNION ALL
+      WITH * WHERE x.event = 'UPDATE' AND known.scope = $scope AND known.deleted_at IS NULL
+      SET known.text = x.text, known.hash = x.hash, known.updated_at = $at
+      WITH known AS m, x
+      CALL db.create.setNodeVectorProperty(m, 'embedding', x.embedding)
+      CALL (m, x) {
+        WITH * WHERE x.metadata IS NOT NULL
+        UNWIND [key IN keys(m) WHERE key STARTS WITH 'meta.'] AS key
+        REMOVE m[key]
+      }
+      CALL (m, x) {
+        WITH * WHERE x.metadata IS NOT NULL
+        SET m.metadata = x.metadata, m += x.meta
+      }
+      RETURN m
+      UNION ALL
+      WITH * WHERE x.event = 'DELETE' AND known.scope = $scope AND known.deleted_at IS NULL
+      SET known.deleted_at = $at
+      RETURN null AS m
+    }
+    WITH m, x
+    WHERE m IS NOT NULL
+    UNWIND x.mentions AS ref
+    OPTIONAL MATCH (by_id:Entity {id: ref.id}) WHERE by_id.scope = $scope
+    OPTIONAL MATCH (by_name:Entity {scope: $scope, canonical: ref.canonical})
+    WITH m, coalesce(by_id, by_name) AS e
+    WHERE e IS NOT NULL
+    MERGE (m)-[:MENTIONS]->(e)
+  }
+  RETURN count(x) AS memories
+}
+CALL () {
+  WITH size($messages) AS appended
+  WHERE appended > 0
+  MERGE (c:Conversation {scope: $scope})
+  ON CREATE SET c += $scope_ids
+  SET c.last_seq = coalesce(c.last_seq, 0) + appended
+  WITH c, c.last_seq - appended AS before
+  CALL (c, before) {
+    UNWIND $messages AS x
+    CREATE (c)-[:HAS_MESSAGE]->(:Message {scope: $scope, seq: before + x.offset, add_id: $add_id, role: x.role,
+                                          content: x.content, timestamp: x.timestamp})
+  }
+  CALL (c) {
+    MATCH (old:Message)
+    WHERE old.scope = $scope AND $keep_messages >= 0 AND old.seq <= c.last_seq - $keep_messages
+    DETACH DELETE old
+  }
+  RETURN count(c) AS logged
+}
+RETURN invalidated, entities, missing, memories, logged

@@ -9,7 +9,6 @@ import os
 import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -23,7 +22,7 @@ from graphmem.embeddings import (
 )
 from graphmem.errors import ConfigError, EmbeddingError, GraphMemError
 
-MODEL_DIR = Path(os.environ.get("GRAPHMEM_ONNX_MODEL_DIR", "/work/shared/models/all-MiniLM-L6-v2-onnx"))
+from conftest import MODEL_DIR  # noqa: E402  (../shared beside the checkout, or GRAPHMEM_TEST_MODEL_DIR)
 
 
 def cos(a, b) -> float:
