@@ -24,6 +24,7 @@ from graphmem.browser.literals import cypher_identifier, cypher_map
 from graphmem.browser.style import type_label
 from graphmem.config import MemoryConfig, Neo4jSettings
 from graphmem.errors import ConfigError, GraphMemError, InvalidInputError, NotFoundError
+from graphmem.factory import build_store
 from graphmem.resources import load_cypher
 from graphmem.stores.base import GraphStore
 from graphmem.types import Entity, Relation, Scope, iso, sanitize_relation_type, utcnow
@@ -85,17 +86,7 @@ def open_reader(config: dict[str, Any] | MemoryConfig | None) -> GraphStore:
     cfg = config if isinstance(config, MemoryConfig) else MemoryConfig.load(config)
     settings = cfg.graph_store.settings()
     if isinstance(settings, Neo4jSettings):
-        from graphmem.stores.neo4j import Neo4jStore
-
-        return Neo4jStore(
-            url=settings.url,
-            username=settings.username,
-            password=settings.password.get_secret_value() if settings.password else None,
-            database=settings.database,
-            embedding_dims=reading_dims(cfg),
-            connection_timeout=5.0,
-            max_retry_time=2.0,
-        )
+        return build_store(cfg.graph_store, reading_dims(cfg), connection_timeout=5.0, max_retry_time=2.0)
     from graphmem.stores.embedded import EmbeddedStore
 
     path = settings.path.expanduser()

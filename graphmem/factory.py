@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import openai
 
-from graphmem.config import LLM_PROVIDERS, EmbedderConfig, GraphStoreConfig, LLMConfig, Neo4jSettings
+from graphmem.config import (
+    LLM_PROVIDERS,
+    EmbedderConfig,
+    GraphStoreConfig,
+    LLMConfig,
+    Neo4jSettings,
+)
 from graphmem.embeddings import Embedder, create_embedder
 from graphmem.errors import ConfigError
 from graphmem.llm import LLM, OpenAILLM
@@ -42,7 +48,8 @@ def build_embedder(config: EmbedderConfig) -> Embedder:
     return create_embedder(config.provider, dict(config.config))
 
 
-def build_store(config: GraphStoreConfig, embedding_dims: int) -> GraphStore:
+def build_store(config: GraphStoreConfig, embedding_dims: int, **neo4j_options: float) -> GraphStore:
+    """The configured store; ``neo4j_options`` (e.g. connection_timeout) go to the Neo4j driver."""
     settings = config.settings()
     if isinstance(settings, Neo4jSettings):
         from graphmem.stores.neo4j import Neo4jStore
@@ -53,6 +60,7 @@ def build_store(config: GraphStoreConfig, embedding_dims: int) -> GraphStore:
             password=settings.password.get_secret_value() if settings.password else None,
             database=settings.database,
             embedding_dims=embedding_dims,
+            **neo4j_options,
         )
     from graphmem.stores.embedded import EmbeddedStore
 
