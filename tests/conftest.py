@@ -51,6 +51,21 @@ def neo4j_uri() -> str:
 
 
 @pytest.fixture
+def server():
+    """The scripted OpenAI-compatible LLM server (the only LLM test double)."""
+    from graphmem.testing import ScriptedLLMServer
+
+    with ScriptedLLMServer() as s:
+        yield s
+
+
+@pytest.fixture
+def uid() -> str:
+    """A fresh user id, so tests sharing a Neo4j never see each other's data."""
+    return f"u-{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture
 def scope() -> Scope:
     return Scope.of(user_id=f"user-{uuid.uuid4().hex[:8]}")
 

@@ -8,25 +8,13 @@ import pytest
 
 from conftest import TEST_DIMS
 from graphmem import InvalidInputError, LLMResponseError, LLMUnavailableError, MissingScopeError
-from graphmem.testing import ScriptedLLMServer
 from graphmem.types import MAX_NAME_CHARS, Scope
 from helpers import graph, make_memory, script, triples
 
 
 @pytest.fixture
-def server():
-    with ScriptedLLMServer() as s:
-        yield s
-
-
-@pytest.fixture
 def memory(server, store):
     return make_memory(server, store, TEST_DIMS)
-
-
-@pytest.fixture
-def uid() -> str:
-    return f"u-{uuid.uuid4().hex[:8]}"
 
 
 def _seed(memory, server, uid):

@@ -7,14 +7,7 @@ import json
 import pytest
 
 from graphmem.cli import main
-from graphmem.testing import ScriptedLLMServer
 from helpers import graph, script
-
-
-@pytest.fixture
-def server():
-    with ScriptedLLMServer() as s:
-        yield s
 
 
 @pytest.fixture

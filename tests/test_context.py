@@ -5,22 +5,9 @@ from __future__ import annotations
 import uuid
 
 import networkx as nx
-import pytest
 
 from conftest import TEST_DIMS
-from graphmem.testing import ScriptedLLMServer
 from helpers import graph, make_memory, triples
-
-
-@pytest.fixture
-def server():
-    with ScriptedLLMServer() as s:
-        yield s
-
-
-@pytest.fixture
-def uid() -> str:
-    return f"u-{uuid.uuid4().hex[:8]}"
 
 
 def _memory(server, store, tmp_path, **context):

@@ -8,25 +8,13 @@ import networkx as nx
 import pytest
 
 from conftest import TEST_DIMS
-from graphmem.testing import ScriptedLLMServer
 from graphmem.types import Scope
 from helpers import graph, make_memory, script, triples
 
 
 @pytest.fixture
-def server():
-    with ScriptedLLMServer() as s:
-        yield s
-
-
-@pytest.fixture
 def memory(server, store):
     return make_memory(server, store, TEST_DIMS)
-
-
-@pytest.fixture
-def uid() -> str:
-    return f"u-{uuid.uuid4().hex[:8]}"
 
 
 def test_desmond_story_builds_a_connected_graph_without_duplicates(memory, server, uid):

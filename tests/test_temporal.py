@@ -9,25 +9,13 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from conftest import TEST_DIMS
-from graphmem.testing import ScriptedLLMServer
 from graphmem.types import utcnow
 from helpers import graph, make_memory, script
 
 
 @pytest.fixture
-def server():
-    with ScriptedLLMServer() as s:
-        yield s
-
-
-@pytest.fixture
 def memory(server, store, tmp_path):
     return make_memory(server, store, TEST_DIMS, history_db_path=str(tmp_path / "h.db"))
-
-
-@pytest.fixture
-def uid() -> str:
-    return f"u-{uuid.uuid4().hex[:8]}"
 
 
 def lives(memory, uid, **when) -> set[str]:

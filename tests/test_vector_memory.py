@@ -8,25 +8,13 @@ import pytest
 
 from conftest import TEST_DIMS
 from graphmem import InvalidInputError, NotFoundError
-from graphmem.testing import ScriptedLLMServer
 from helpers import make_memory
-
-
-@pytest.fixture
-def server():
-    with ScriptedLLMServer() as s:
-        yield s
 
 
 @pytest.fixture
 def memory(server, store, tmp_path):
     # the hashing embedder is lexical; with threshold 0 every memory of the scope counts as similar
     return make_memory(server, store, TEST_DIMS, history_db_path=str(tmp_path / "history.db"), similar_memory_threshold=0.0)
-
-
-@pytest.fixture
-def uid() -> str:
-    return f"u-{uuid.uuid4().hex[:8]}"
 
 
 def _texts(result: dict) -> list[str]:
