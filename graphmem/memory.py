@@ -10,7 +10,6 @@ from typing import Any
 from graphmem.config import MemoryConfig
 from graphmem.context import Summarizer
 from graphmem.embeddings import Embedder
-
 from graphmem.errors import InvalidInputError, NotFoundError
 from graphmem.factory import build_embedder, build_llm, build_store
 from graphmem.history import History, HistoryEvent
@@ -27,7 +26,16 @@ from graphmem.stages.invalidation import InvalidationStage
 from graphmem.stages.memory_update import MemoryUpdateStage
 from graphmem.stages.summary import SummaryStage
 from graphmem.stores.base import GraphStore
-from graphmem.types import GraphWrite, MemoryItem, MemoryWrite, Scope, canonical_name, new_id, parse_time, utcnow
+from graphmem.types import (
+    GraphWrite,
+    MemoryItem,
+    MemoryWrite,
+    Scope,
+    canonical_name,
+    new_id,
+    parse_time,
+    utcnow,
+)
 
 log = logging.getLogger(__name__)
 
@@ -298,6 +306,7 @@ class Memory:
     def close(self) -> None:
         """Finish pending background summaries, then release the store and the history log."""
         self._summarizer.close()
+        self._add.close()
         self.store.close()
         self.history_log.close()
 

@@ -8,7 +8,13 @@ import threading
 from typing import Any
 
 import openai
-from tenacity import RetryError, Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
+from tenacity import (
+    RetryError,
+    Retrying,
+    retry_if_exception_type,
+    stop_after_attempt,
+    wait_exponential,
+)
 
 from graphmem.errors import LLMResponseError, LLMUnavailableError
 from graphmem.llm.base import LLM, LLMUsage, ToolCallResult, ToolSpec

@@ -24,7 +24,11 @@ from graphmem.context import render_context
 from graphmem.embeddings.base import Embedder
 from graphmem.stages.conversation import Message
 from graphmem.stages.facts import FactExtractionStage
-from graphmem.stages.graph_extraction import ExtractedRelation, GraphExtraction, GraphExtractionStage
+from graphmem.stages.graph_extraction import (
+    ExtractedRelation,
+    GraphExtraction,
+    GraphExtractionStage,
+)
 from graphmem.stages.invalidation import InvalidationStage
 from graphmem.stages.memory_update import Decision, MemoryUpdateStage
 from graphmem.stores.base import EntityCandidate, GraphStore
@@ -32,8 +36,8 @@ from graphmem.types import (
     Conversation,
     EntityWrite,
     GraphWrite,
-    LoggedMessage,
     Invalidation,
+    LoggedMessage,
     MemoryItem,
     MemoryWrite,
     Relation,
@@ -129,6 +133,9 @@ class AddPipeline:
         self.read_log = read_log
         self.keep_messages = keep_messages
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="graphmem-add")
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True)
 
     def plan(self, scope: Scope, messages: list[Message], reference_time: datetime, metadata: dict[str, Any]) -> AddOutcome:
         """Everything up to the write: the GraphWrite to apply (nothing is written here)."""

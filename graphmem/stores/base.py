@@ -14,7 +14,6 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from datetime import datetime
-
 from typing import Any
 
 from graphmem.types import Conversation, Entity, GraphWrite, MemoryItem, Relation, Scope

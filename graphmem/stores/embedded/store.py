@@ -17,12 +17,36 @@ from pathlib import Path
 import numpy as np
 
 from graphmem.errors import ConfigError, GraphMemError, InvalidInputError, StoreError
-from graphmem.stores.base import EntityCandidate, GraphQuery, GraphStore, MemoryQuery, relation_visible
-from graphmem.stores.embedded.graph import WORD, Attrs, MemoryGraph, Op, ScopeIndex, is_current, normalise
+from graphmem.stores.base import (
+    EntityCandidate,
+    GraphQuery,
+    GraphStore,
+    MemoryQuery,
+    relation_visible,
+)
+from graphmem.stores.embedded.graph import (
+    WORD,
+    Attrs,
+    MemoryGraph,
+    Op,
+    ScopeIndex,
+    is_current,
+    normalise,
+)
 from graphmem.stores.embedded.journal import Journal
 from graphmem.stores.embedded.memories import matches, memory_item, unit, visible
 from graphmem.stores.embedded.plan import WritePlanner
-from graphmem.types import Conversation, Entity, GraphWrite, MemoryItem, Relation, Scope, iso, parse_time, utcnow
+from graphmem.types import (
+    Conversation,
+    Entity,
+    GraphWrite,
+    MemoryItem,
+    Relation,
+    Scope,
+    iso,
+    parse_time,
+    utcnow,
+)
 
 log = logging.getLogger(__name__)
 
