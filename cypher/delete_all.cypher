@@ -1,6 +1,28 @@
-// Remove the scope's entities with their relations; returns how many entities were removed.
+// Remove everything of the scope: entities with their relations, memory facts, logged messages and
+// the conversation (with its summary); returns how many entities were removed.
 // Parameters: $scope
-MATCH (n:Entity)
-WHERE n.scope = $scope
-DETACH DELETE n
-RETURN count(*) AS deleted
+CALL () {
+  MATCH (n:Entity)
+  WHERE n.scope = $scope
+  DETACH DELETE n
+  RETURN count(*) AS deleted
+}
+CALL () {
+  MATCH (m:Memory)
+  WHERE m.scope = $scope
+  DETACH DELETE m
+  RETURN count(*) AS memories
+}
+CALL () {
+  MATCH (m:Message)
+  WHERE m.scope = $scope
+  DETACH DELETE m
+  RETURN count(*) AS messages
+}
+CALL () {
+  MATCH (c:Conversation)
+  WHERE c.scope = $scope
+  DETACH DELETE c
+  RETURN count(*) AS conversations
+}
+RETURN deleted

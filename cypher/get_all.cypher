@@ -1,8 +1,11 @@
-// Every relation of the scope, oldest first; current ones only unless $include_invalidated.
-// Parameters: $scope, $include_invalidated, $limit
+// Relations of the scope, oldest first: those valid now unless $include_invalidated (every version).
+// "Valid now" is stores.base.relation_visible with as_of = known_at = None: pure event time at $now
+// (passed by the caller, never the server clock): valid_at <= $now < invalid_at, open ends allowed.
+// Parameters: $scope, $include_invalidated, $now, $limit
 MATCH (s:Entity)-[r]->(d:Entity)
 WHERE s.scope = $scope AND r.scope = $scope
-  AND ($include_invalidated OR (r.invalid_at IS NULL AND r.expired_at IS NULL))
+  AND ($include_invalidated OR ((r.valid_at IS NULL OR r.valid_at <= $now)
+                                AND (r.invalid_at IS NULL OR $now < r.invalid_at)))
 RETURN r {.id, .valid_at, .invalid_at, .created_at, .updated_at, .expired_at, .mentions, .provenance} AS rel,
        type(r) AS relationship, s.id AS source_id, s.name AS source, d.id AS destination_id, d.name AS destination
 ORDER BY r.created_at, r.seq, r.id

@@ -5,14 +5,17 @@
 // on names, pre-filtered by the scope's tokens inside Lucene (boost 0, so the filter does not move
 // the score) and normalised to 0..1 by the best hit (skipped when $fulltext_terms is null);
 // (c) the entities named exactly in $seed_canonicals.
-// Time: by default current relations only. With $as_of: valid in event time at $as_of
-// (valid_at <= $as_of < invalid_at, open ends allowed) and not yet expired at $as_of, so a relation
-// retired later still shows up when asking about the past. $include_invalidated: no time filter.
+// Time: exactly stores.base.relation_visible. $known_at (transaction time, may be null): created by
+// then and not yet expired then; an invalid_at set by a later invalidation (expired_at not null)
+// was not known then and is ignored. Event time at $event_time (the caller's as_of, else known_at,
+// else now; never the server clock): valid_at <= $event_time < invalid_at, open ends allowed, so a
+// relation retired today whose invalid_at lies in the future is still valid until then.
+// $include_invalidated: no time filter.
 // Order: best of the three scores first, then oldest first.
 //
 // Parameters: $scope, $embedding, $threshold, $top_k, $scan_limit, $max_k, $fulltext_terms,
-//             $fulltext_scope, $fulltext_limit, $seed_canonicals, $as_of, $include_invalidated,
-//             $relation_limit
+//             $fulltext_scope, $fulltext_limit, $seed_canonicals, $known_at, $event_time,
+//             $include_invalidated, $relation_limit
 CALL () {
   MATCH (n:Entity) WHERE n.scope = $scope
   RETURN count(n) AS scope_size
@@ -65,13 +68,12 @@ CALL (scope_size, total) {
 WITH node, max(vector) AS vector, max(fulltext) AS fulltext, max(seed) AS seed
 MATCH (node)-[r]-(:Entity)
 WHERE r.scope = $scope
-  AND CASE
-    WHEN $include_invalidated THEN true
-    WHEN $as_of IS NULL THEN r.invalid_at IS NULL AND r.expired_at IS NULL
-    ELSE (r.valid_at IS NULL OR r.valid_at <= $as_of)
-      AND (r.invalid_at IS NULL OR $as_of < r.invalid_at)
-      AND (r.expired_at IS NULL OR $as_of < r.expired_at)
-  END
+  AND ($include_invalidated OR (
+    ($known_at IS NULL OR ((r.created_at IS NULL OR r.created_at <= $known_at)
+                           AND (r.expired_at IS NULL OR $known_at < r.expired_at)))
+    AND (r.valid_at IS NULL OR r.valid_at <= $event_time)
+    AND (r.invalid_at IS NULL OR $event_time < r.invalid_at OR ($known_at IS NOT NULL AND r.expired_at IS NOT NULL))
+  ))
 WITH r, max(vector) AS vector, max(fulltext) AS fulltext, max(seed) AS seed
 WITH r, startNode(r) AS s, endNode(r) AS d, vector, fulltext, seed,
      reduce(best = 0.0, score IN [vector, fulltext, seed] | CASE WHEN score > best THEN score ELSE best END) AS best

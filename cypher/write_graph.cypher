@@ -38,7 +38,7 @@ CALL () {
   WHERE size(ids) > 0
   CALL (ids) {
     UNWIND $entities AS e
-    MATCH (n:Entity {id: e.id})-[near]-()
+    MATCH (n:Entity {id: e.id})-[near]-(:Entity)
     WHERE n.scope = $scope AND near.id IN ids
     RETURN collect(DISTINCT near) AS nearby
   }

@@ -7,7 +7,9 @@ attempts against a real server, error translation, and both vector-search plans.
 
 from __future__ import annotations
 
+import logging
 import math
+import random
 import re
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -16,20 +18,24 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+from conftest import TEST_DIMS
 from neo4j import GraphDatabase, RoutingControl
 
-from conftest import TEST_DIMS
 from graphmem.errors import ConfigError, InvalidInputError, StoreError, StoreUnavailableError
 from graphmem.resources import list_cypher, load_cypher, load_prompt
-from graphmem.stores.base import EntityCandidate, GraphQuery
-from graphmem.stores.neo4j import Neo4jStore
-from graphmem.stores.neo4j import queries
+from graphmem.stores.base import EntityCandidate, GraphQuery, MemoryQuery, relation_visible
+from graphmem.stores.neo4j import Neo4jStore, queries
+from graphmem.stores.neo4j import conversation as log_queries
+from graphmem.stores.neo4j import memories as memory_queries
 from graphmem.stores.neo4j.queries import VectorPlan
 from graphmem.stores.neo4j.store import redact_url
 from graphmem.types import (
+    Conversation,
     EntityWrite,
     GraphWrite,
     Invalidation,
+    LoggedMessage,
+    MemoryWrite,
     RelationWrite,
     Scope,
     canonical_name,
@@ -113,14 +119,22 @@ def sample_statements():
     plan = VectorPlan()
     return [
         *queries.schema(TEST_DIMS),
-        queries.show_entity_embedding_index(),
+        queries.show_embedding_indexes(),
         queries.await_indexes(10),
         queries.match_entities(scope, [EntityCandidate("alice", axis(0))], 0.7, plan),
         queries.relations_around(scope, ["x"]),
         queries.write_graph(write),
         queries.search_graph(scope, query, plan, 100),
         queries.get_all(scope, False, None),
+        queries.timeline(scope, "alice"),
         queries.entities(scope),
+        memory_queries.similar_memories(scope, [axis(0)], 5, plan),
+        memory_queries.search_memories(scope, MemoryQuery(axis(0), "tea", filters={"k": 1}, as_of=T0), plan),
+        memory_queries.get_memory("m"),
+        memory_queries.list_memories(scope, False, None),
+        memory_queries.delete_memory("m"),
+        log_queries.conversation(scope, 10),
+        log_queries.set_summary(scope, "summary", 3, T0),
         queries.delete_all(scope),
         queries.reset(),
     ]
@@ -208,8 +222,9 @@ class FakeDriver:
         self.calls.append(("execute_query", routing_, database_))
         return self.records, None, None
 
-    def session(self, database, bookmark_manager):
+    def session(self, database, bookmark_manager, notifications_min_severity=None):
         self.calls.append(("session", database, bookmark_manager is self.execute_query_bookmark_manager))
+        assert notifications_min_severity == "OFF"
         driver = self
 
         class Session:
@@ -265,16 +280,26 @@ def scope() -> Scope:
     return Scope.of(user_id=f"neo4j-test-{uuid.uuid4().hex[:10]}")
 
 
-
 @pytest.mark.neo4j
 def test_setup_is_idempotent_and_creates_the_schema(store, raw_driver):
     store.setup()
     records, _, _ = raw_driver.execute_query("SHOW INDEXES YIELD name, state RETURN name, state")
     indexes = {r["name"]: r["state"] for r in records}
-    for name in ("entity_embedding", "entity_name", "entity_scope", "entity_user_id", "entity_agent_id", "entity_run_id"):
+    for name in (
+        "entity_embedding", "entity_name", "entity_scope", "entity_user_id", "entity_agent_id", "entity_run_id",
+        "memory_embedding", "memory_text", "memory_scope", "message_scope",
+    ):  # fmt: skip
         assert indexes.get(name) == "ONLINE", name
     records, _, _ = raw_driver.execute_query("SHOW CONSTRAINTS YIELD name RETURN name")
-    assert {"entity_scope_canonical_unique", "entity_id_unique"} <= {r["name"] for r in records}
+    assert {
+        "entity_scope_canonical_unique", "entity_id_unique", "memory_id_unique", "conversation_scope_unique",
+    } <= {r["name"] for r in records}  # fmt: skip
+    records, _, _ = raw_driver.execute_query(
+        "SHOW INDEXES YIELD name, options WHERE name IN ['entity_embedding', 'memory_embedding'] "
+        "RETURN name, options.indexConfig AS config"
+    )
+    for r in records:
+        assert r["config"]["vector.dimensions"] == TEST_DIMS and r["config"]["vector.similarity_function"] == "COSINE"
 
 
 @pytest.mark.neo4j
@@ -358,12 +383,12 @@ def test_hostile_relationship_types_are_stored_as_parameters(store, scope, raw_d
 @pytest.mark.neo4j
 def test_hostile_scope_ids_are_stored_and_read_back_exactly(store):
     scope = Scope.of(
-        user_id=f"o'brien \"x\" `y` {{z}} $p {uuid.uuid4().hex[:6]}",
+        user_id=f'o\'brien "x" `y` {{z}} $p {uuid.uuid4().hex[:6]}',
         agent_id="}) DETACH DELETE n //",
         run_id='name:"a" OR *:* \\',
     )
     name = "Robert'); DROP TABLE x; -- `{}`"
-    a, b = ent(name, axis(0)), ent("Zürich \"quoted\"", axis(1))
+    a, b = ent(name, axis(0)), ent('Zürich "quoted"', axis(1))
     add(store, scope, [a, b], [rel(a, "LIVES_IN", b)])
     assert [e.name for e in store.entities(scope)] == [name, 'Zürich "quoted"']
     (relation,) = store.get_all(scope)
@@ -387,7 +412,10 @@ def test_invalidation_is_soft_and_reasserting_creates_a_new_instance(store, scop
     kept = store.get_all(scope, include_invalidated=True)
     assert [(r.id, r.invalid_at, r.expired_at) for r in kept] == [(first.id, t1, t1), (other.id, t1, t1)]
     add(store, scope, [replace(bob, is_new=False)], [rel(bob, "WORKS_AT", acme, valid_at=t2)], at=t2)
-    again = [EntityWrite(me.id, "me", "me", "thing", axis(0), False), EntityWrite(berlin.id, "Berlin", "berlin", "thing", axis(1), False)]
+    again = [
+        EntityWrite(me.id, "me", "me", "thing", axis(0), False),
+        EntityWrite(berlin.id, "Berlin", "berlin", "thing", axis(1), False),
+    ]
     add(store, scope, again, [RelationWrite(me.id, "LIVES_IN", berlin.id, t2)], at=t2)
     history = [r for r in store.get_all(scope, include_invalidated=True) if r.relationship == "LIVES_IN"]
     assert [r.is_current for r in history] == [False, True] and history[1].id != first.id
@@ -396,7 +424,9 @@ def test_invalidation_is_soft_and_reasserting_creates_a_new_instance(store, scop
     assert [r.id for r in past] == [first.id]
     now = store.search_graph(scope, GraphQuery(embedding=axis(0), text="", seed_canonicals=["me"]))
     assert [r.id for r in now] == [history[1].id]
-    everything = store.search_graph(scope, GraphQuery(embedding=axis(0), text="", seed_canonicals=["me"], include_invalidated=True))
+    everything = store.search_graph(
+        scope, GraphQuery(embedding=axis(0), text="", seed_canonicals=["me"], include_invalidated=True)
+    )
     assert {r.id for r in everything} == {r.id for r in history}
 
 
@@ -424,16 +454,29 @@ def test_scopes_never_leak(store):
 def test_search_graph_seeds_by_vector_fulltext_and_name(neo4j_uri, scope, plan):
     with Neo4jStore(url=neo4j_uri, embedding_dims=TEST_DIMS, vector_plan=plan) as store:
         store.setup()
-        me, tokyo, sushi, jazz = ent(scope.user_id, axis(0)), ent("Tokyo", axis(1)), ent("sushi bar", axis(2)), ent("jazz", axis(3))
-        add(store, scope, [me, tokyo, sushi, jazz], [rel(me, "LIVES_IN", tokyo), rel(me, "LIKES", sushi), rel(tokyo, "HAS", jazz)])
+        me, tokyo, sushi, jazz = (
+            ent(scope.user_id, axis(0)),
+            ent("Tokyo", axis(1)),
+            ent("sushi bar", axis(2)),
+            ent("jazz", axis(3)),
+        )
+        add(
+            store, scope, [me, tokyo, sushi, jazz], [rel(me, "LIVES_IN", tokyo), rel(me, "LIKES", sushi), rel(tokyo, "HAS", jazz)]
+        )
         before = store.round_trips
-        by_vector = store.search_graph(scope, GraphQuery(embedding=unit(0.0, 0.0, 0.0, 1.0), text="", seed_canonicals=[], threshold=0.5))
+        by_vector = store.search_graph(
+            scope, GraphQuery(embedding=unit(0.0, 0.0, 0.0, 1.0), text="", seed_canonicals=[], threshold=0.5)
+        )
         assert store.round_trips == before + 1
         assert [(r.source, r.relationship, r.destination) for r in by_vector] == [("Tokyo", "HAS", "jazz")]
         assert by_vector[0].scores == {"vector": pytest.approx(1.0), "fulltext": 0.0, "seed": 0.0}
-        by_text = store.search_graph(scope, GraphQuery(embedding=axis(20), text="Where is the SUSHI?", seed_canonicals=[], threshold=0.9))
+        by_text = store.search_graph(
+            scope, GraphQuery(embedding=axis(20), text="Where is the SUSHI?", seed_canonicals=[], threshold=0.9)
+        )
         assert [(r.destination, r.scores["fulltext"]) for r in by_text] == [("sushi bar", pytest.approx(1.0))]
-        by_name = store.search_graph(scope, GraphQuery(embedding=axis(20), text="AND OR (", seed_canonicals=[canonical_name(scope.user_id)], threshold=0.9))
+        by_name = store.search_graph(
+            scope, GraphQuery(embedding=axis(20), text="AND OR (", seed_canonicals=[canonical_name(scope.user_id)], threshold=0.9)
+        )
         assert {r.relationship for r in by_name} == {"LIVES_IN", "LIKES"}
         assert all(r.scores["seed"] == 1.0 for r in by_name)
 
@@ -491,3 +534,267 @@ def test_server_errors_are_translated(store):
     with pytest.raises(StoreError) as info:
         store._query(queries.Statement("await_indexes", {"timeout_seconds": "not a number"}), read=False)
     assert not isinstance(info.value, StoreUnavailableError) and info.value.__cause__ is not None
+
+
+# --- memory facts, conversation log, time, display labels -------------------------------------------
+
+
+def normalise(values: list[float]) -> list[float]:
+    norm = math.sqrt(sum(v * v for v in values))
+    return [v / norm for v in values]
+
+
+def fact(text: str, embedding: list[float], metadata=None, memory_id=None, event="ADD", entity_ids=()) -> MemoryWrite:
+    return MemoryWrite(event, memory_id or new_id(), text, embedding, metadata, "user", list(entity_ids))
+
+
+def said(*contents: str, at: datetime = T0) -> list[LoggedMessage]:
+    return [LoggedMessage("user", c, at) for c in contents]
+
+
+def node_props(raw_driver, label: str, scope: Scope) -> list[dict]:
+    # label comes from this test file only
+    records, _, _ = raw_driver.execute_query(
+        f"MATCH (n:{label}) WHERE n.scope = $scope RETURN properties(n) AS p, labels(n) AS labels ORDER BY n.seq",
+        scope=scope.key,
+    )
+    return [{**r["p"], "_labels": set(r["labels"])} for r in records]
+
+
+@pytest.mark.neo4j
+def test_every_new_method_is_one_round_trip(store, scope):
+    alice, tea = ent("Alice", axis(0)), ent("green tea", axis(1))
+    memories = [fact(f"fact {i}", axis(i), {"i": i}, entity_ids=[alice.id]) for i in range(20)]
+    write = GraphWrite(new_id(), scope, T0, [alice, tea], [rel(alice, "LIKES", tea)], [], memories, said("a", "b", "c"))
+    before = store.round_trips
+    store.write(write)
+    assert store.round_trips - before == 1  # graph, 20 memories and 3 messages: one statement
+    calls = [
+        lambda: store.similar_memories(scope, [axis(0), axis(1), axis(2)], top_k=2),
+        lambda: store.search_memories(scope, MemoryQuery(axis(0), "fact", top_k=3, filters={"i": 3})),
+        lambda: store.search_memories(scope, MemoryQuery(axis(0), "fact", top_k=3)),
+        lambda: store.get_memory(memories[0].id),
+        lambda: store.list_memories(scope, limit=5),
+        lambda: store.delete_memory(memories[1].id),
+        lambda: store.conversation(scope, 2),
+        lambda: store.set_summary(scope, "Alice likes tea.", 3, T0),
+        lambda: store.timeline(scope, "alice"),
+        lambda: store.search_graph(scope, GraphQuery(axis(0), "tea", ["alice"], known_at=T0)),
+        lambda: store.delete_all(scope),
+    ]
+    for call in calls:
+        before = store.round_trips
+        call()
+        assert store.round_trips - before == 1
+
+
+@pytest.mark.neo4j
+@pytest.mark.parametrize("plan", [VectorPlan(), VectorPlan(scan_limit=0)], ids=["scan", "vector-index"])
+def test_memory_search_plans_agree(neo4j_uri, scope, plan):
+    # directions of their own: the shared database holds many memories on the axes, and the index
+    # plan only sees the globally nearest k
+    rng = random.Random(scope.key)
+    base, side, apart = (normalise([rng.gauss(0, 1) for _ in range(TEST_DIMS)]) for _ in range(3))
+    tilted = normalise([b + s for b, s in zip(base, side)])
+    with Neo4jStore(url=neo4j_uri, embedding_dims=TEST_DIMS, vector_plan=plan) as store:
+        store.setup()
+        near, mid, far = fact("walks the dog", base), fact("plays tennis", tilted), fact("owns a dog", apart)
+        gone = fact("hates dogs", base)
+        store.write(GraphWrite(new_id(), scope, T0, memories=[near, mid, far, gone]))
+        store.write(
+            GraphWrite(new_id(), scope, T0 + timedelta(hours=1), memories=[fact("", None, event="DELETE", memory_id=gone.id)])
+        )
+        (hits,) = store.similar_memories(scope, [base], top_k=2)
+        cosine = sum(b * t for b, t in zip(base, tilted))
+        assert [m.id for m in hits] == [near.id, mid.id] and hits[1].score == pytest.approx(cosine, abs=1e-4)
+        found = store.search_memories(scope, MemoryQuery(base, "dog", top_k=1))
+        assert [m.id for m in found] == [near.id]  # best by vector and by text ("dogs" is another token)
+        assert found[0].scores == {"vector": pytest.approx(1.0, abs=1e-4), "fulltext": pytest.approx(1.0)}
+        then = store.search_memories(scope, MemoryQuery(base, "", top_k=2, as_of=T0 + timedelta(minutes=1)))
+        assert {m.id for m in then} == {near.id, gone.id}
+
+
+@pytest.mark.neo4j
+def test_hostile_metadata_keys_are_parameters_and_never_reach_other_properties(store, scope, raw_driver):
+    hostile = {
+        "id": "not-the-id", "scope": "not-the-scope", "deleted_at": "never", "x`] DETACH DELETE m //": 1,
+        "}) MATCH (n) DETACH DELETE n //": True, "a.b": 2.5, "": "empty key", "$key": "dollar", "meta.x": "double",
+        "Ünï 😀": "ü", "nested": {"k": 1},
+    }  # fmt: skip
+    tagged, plain = fact("tagged", axis(0), hostile), fact("plain", axis(1), {"k": "v"})
+    canary = Scope.of(user_id=f"canary-{uuid.uuid4().hex[:8]}")
+    store.write(GraphWrite(new_id(), canary, T0, memories=[fact("canary", axis(0), hostile)]))
+    store.write(GraphWrite(new_id(), scope, T0, memories=[tagged, plain]))
+    (node,) = [n for n in node_props(raw_driver, "Memory", scope) if n["id"] == tagged.id]
+    assert (node["scope"], node.get("deleted_at")) == (scope.key, None)  # metadata never overwrites them
+    assert node["meta.id"] == "not-the-id" and node["meta.meta.x"] == "double" and "meta.nested" not in node
+
+    def found(filters):
+        return {m.id for m in store.search_memories(scope, MemoryQuery(axis(5), "", top_k=10, filters=filters))}
+
+    for key, value in hostile.items():
+        if key != "nested":
+            assert found({key: value}) == {tagged.id}, key
+    assert found({"scope": scope.key}) == found({"id": plain.id}) == set()  # only meta.* is compared
+    assert found({"nested": {"k": 1}}) == found({"k": None}) == found({1: "v"}) == set()
+    assert found({"a.b": 2.5, "k": "v"}) == set() and found({"k": "v"}) == {plain.id}
+    assert store.get_memory(tagged.id).metadata == hostile
+    assert [m.text for m in store.list_memories(canary)] == ["canary"]
+
+
+@pytest.mark.neo4j
+def test_metadata_update_replaces_the_meta_properties(store, scope, raw_driver):
+    m = fact("x", axis(0), {"a": 1, "b": "x"})
+    store.write(GraphWrite(new_id(), scope, T0, memories=[m]))
+    store.write(GraphWrite(new_id(), scope, T0, memories=[MemoryWrite("UPDATE", m.id, "y", axis(1), {"b": "y"})]))
+    (node,) = node_props(raw_driver, "Memory", scope)
+    assert {k: v for k, v in node.items() if k.startswith("meta.")} == {"meta.b": "y"}
+    store.write(GraphWrite(new_id(), scope, T0, memories=[MemoryWrite("UPDATE", m.id, "z", axis(1), None)]))
+    (node,) = node_props(raw_driver, "Memory", scope)
+    assert node["text"] == "z" and node["meta.b"] == "y" and store.get_memory(m.id).metadata == {"b": "y"}
+
+
+@pytest.mark.neo4j
+def test_memories_mention_the_stored_entities(store, scope, raw_driver):
+    first = ent("Boston", axis(0))
+    add(store, scope, [first])
+    twin = ent("boston", axis(0))  # a concurrent add's view: merged into the first
+    m = fact("lives in Boston", axis(0), entity_ids=[twin.id, new_id()])
+    store.write(GraphWrite(new_id(), scope, T0, [twin], memories=[m]))
+    records, _, _ = raw_driver.execute_query(
+        "MATCH (m:Memory {id: $id})-[:MENTIONS]->(e:Entity) RETURN collect(e.id) AS ids", id=m.id
+    )
+    assert records[0]["ids"] == [first.id]
+
+
+@pytest.mark.neo4j
+def test_concurrent_adds_of_one_scope_never_share_a_seq(store, scope, raw_driver):
+    def one_add(i: int) -> None:
+        write = GraphWrite(f"add-{i}", scope, T0, messages=said(f"{i}a", f"{i}b", f"{i}c"), keep_messages=1000)
+        store.write(write)
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        list(pool.map(one_add, range(8)))
+    log = store.conversation(scope, 100)
+    assert [m.seq for m in log.messages] == list(range(1, 25)) and log.last_seq == 24
+    for i in range(8):  # each add's messages got consecutive seqs, in order
+        seqs = [m.seq for m in log.messages if m.add_id == f"add-{i}"]
+        assert [m.content for m in log.messages if m.add_id == f"add-{i}"] == [f"{i}a", f"{i}b", f"{i}c"]
+        assert seqs == list(range(seqs[0], seqs[0] + 3))
+    assert log.adds_since_summary == 8 and log.summary is None
+    (conversation,) = node_props(raw_driver, "Conversation", scope)
+    assert conversation["user_id"] == scope.user_id and conversation["last_seq"] == 24
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        stored = list(pool.map(lambda i: store.set_summary(scope, f"through {i}", i, T0), range(1, 9)))
+    log = store.conversation(scope, 0)
+    assert (log.summary, log.summary_through, log.messages) == ("through 8", 8, [])
+    assert stored[-1] is True  # the newest always wins, however the eight interleaved
+
+
+@pytest.mark.neo4j
+def test_log_keeps_the_newest_messages_and_the_summary_only_moves_forward(store, scope, raw_driver):
+    store.write(GraphWrite("first", scope, T0, messages=said("1", "2", "3"), keep_messages=3))
+    at = T0 + timedelta(minutes=1)
+    store.write(GraphWrite("second", scope, at, messages=said("4", "5", at=at), keep_messages=3))
+    log = store.conversation(scope, 10)
+    assert [(m.seq, m.content, m.add_id) for m in log.messages] == [(3, "3", "first"), (4, "4", "second"), (5, "5", "second")]
+    assert log.messages[-1].timestamp == at and log.last_seq == 5 and log.adds_since_summary == 2
+    assert [m.seq for m in store.conversation(scope, 2).messages] == [4, 5]
+    assert len(node_props(raw_driver, "Message", scope)) == 3
+    assert store.set_summary(scope, "up to 4", 4, at) is True
+    assert store.set_summary(scope, "up to 3", 3, at) is False and store.set_summary(scope, "again 4", 4, at) is False
+    log = store.conversation(scope, 10)
+    assert (log.summary, log.summary_through, log.summary_updated_at, log.adds_since_summary) == ("up to 4", 4, at, 1)
+    fresh = Scope.of(user_id=f"fresh-{uuid.uuid4().hex[:8]}")
+    assert store.set_summary(fresh, "first", 0, at) is True and store.conversation(fresh, 5).summary == "first"
+    store.delete_all(scope)
+    assert store.conversation(scope, 10) == Conversation()
+    assert node_props(raw_driver, "Message", scope) == [] and node_props(raw_driver, "Conversation", scope) == []
+
+
+@pytest.mark.neo4j
+def test_display_labels_come_only_from_the_allow_list(store, scope, raw_driver):
+    types = {
+        "Alice": "person", "Acme": " Company ", "Paris": "CITY", "Root": "admin", "Eve": "Person`:Admin",
+        "Mallory": "person) DETACH DELETE n //", "Thing": "", "Entity": "entity",
+    }  # fmt: skip
+    written = [EntityWrite(new_id(), n, canonical_name(n), t, axis(i), True) for i, (n, t) in enumerate(types.items())]
+    add(store, scope, written)
+    labels = {n["name"]: n["_labels"] - {"Entity"} for n in node_props(raw_driver, "Entity", scope)}
+    assert labels == {
+        "Alice": {"Person"}, "Acme": {"Organization"}, "Paris": {"Place"}, "Root": set(), "Eve": set(),
+        "Mallory": set(), "Thing": set(), "Entity": set(),
+    }  # fmt: skip
+    assert {e.name for e in store.entities(scope)} == set(types)  # graphmem still matches on :Entity only
+    add(store, scope, [EntityWrite(written[3].id, "Root", "root", "person", axis(3), False)])  # a touch adds no label
+    assert {n["name"]: n["_labels"] for n in node_props(raw_driver, "Entity", scope)}["Root"] == {"Entity"}
+
+
+def _visible_now(relation, as_of, known_at, now):
+    return relation_visible(
+        relation.valid_at, relation.invalid_at, relation.created_at, relation.expired_at, as_of, known_at, now
+    )
+
+
+@pytest.mark.neo4j
+def test_search_and_get_all_filter_exactly_like_relation_visible(store, scope):
+    now = datetime.now(timezone.utc)
+    day = timedelta(days=1)
+    hub = ent("hub", axis(0))
+    spokes = [ent(f"spoke {i}", axis(i + 1)) for i in range(6)]
+    t0, t1, t2 = now - 30 * day, now - 20 * day, now - 10 * day
+    add(store, scope, [hub, *spokes[:4]], [
+        rel(hub, "OPEN", spokes[0], valid_at=t0),
+        rel(hub, "CLOSED", spokes[1], valid_at=t0, invalid_at=t1),
+        rel(hub, "ENDS_LATER", spokes[2], valid_at=t0, invalid_at=now + 30 * day),  # moving out next month
+        rel(hub, "RETIRED", spokes[3], valid_at=t0),
+    ], at=t0)  # fmt: skip
+    retired = next(r for r in store.get_all(scope) if r.relationship == "RETIRED")
+    ending = next(r for r in store.get_all(scope) if r.relationship == "ENDS_LATER")
+    add(store, scope, [replace(hub, is_new=False)], invalidations=[Invalidation(retired.id, t2)], at=t2 + day)
+    add(store, scope, [replace(hub, is_new=False)], invalidations=[Invalidation(ending.id, now + 30 * day)], at=t2 + day)
+    add(store, scope, [replace(hub, is_new=False), spokes[4], spokes[5]], [
+        rel(hub, "PLANNED", spokes[4], valid_at=now + 5 * day),
+        rel(hub, "LEARNED_LATE", spokes[5], valid_at=t0),
+    ], at=t2)  # fmt: skip
+    versions = store.get_all(scope, include_invalidated=True)
+    assert len(versions) == 6
+    moments = [None, t0 - day, t0, t1 - day, t1, t2 - day, t2, t2 + day, now, now + 10 * day, now + 40 * day]
+    for as_of in moments:
+        for known_at in moments:
+            query = GraphQuery(axis(40), "", ["hub"], as_of=as_of, known_at=known_at)
+            expected = {r.relationship for r in versions if _visible_now(r, as_of, known_at, now)}
+            assert {r.relationship for r in store.search_graph(scope, query)} == expected, (as_of, known_at)
+    assert {r.relationship for r in store.get_all(scope)} == {"OPEN", "ENDS_LATER", "LEARNED_LATE"}
+    assert {r.relationship for r in store.search_graph(scope, GraphQuery(axis(40), "", ["hub"]))} == {
+        "OPEN", "ENDS_LATER", "LEARNED_LATE"
+    }  # fmt: skip
+
+
+@pytest.mark.neo4j
+def test_timeline_lists_every_version_in_event_time(store, scope):
+    me, boston, denver, acme = ent("me", axis(0)), ent("Boston", axis(1)), ent("Denver", axis(2)), ent("Acme", axis(3))
+    t = [T0 + timedelta(days=d) for d in range(4)]
+    add(store, scope, [me, boston], [rel(me, "LIVES_IN", boston, valid_at=t[1])], at=t[1])
+    (old,) = store.get_all(scope)
+    add(store, scope, [replace(me, is_new=False), denver], [rel(me, "LIVES_IN", denver, valid_at=t[2])],
+        [Invalidation(old.id, t[2])], at=t[3])  # fmt: skip
+    add(store, scope, [replace(me, is_new=False), acme], [rel(acme, "EMPLOYS", me, valid_at=t[0])], at=t[3])
+    add(store, scope, [ent("other", axis(4)), ent("thing", axis(5))])
+    got = store.timeline(scope, "me")
+    assert [(r.source, r.relationship, r.destination) for r in got] == [
+        ("Acme", "EMPLOYS", "me"), ("me", "LIVES_IN", "Boston"), ("me", "LIVES_IN", "Denver"),
+    ]  # fmt: skip
+    assert got[1].expired_at == t[3] and store.timeline(scope, "nobody") == []
+
+
+@pytest.mark.neo4j
+def test_the_store_silences_server_notifications(neo4j_uri, scope, caplog):
+    caplog.set_level(logging.DEBUG, logger="neo4j.notifications")
+    with Neo4jStore(url=neo4j_uri, embedding_dims=TEST_DIMS) as store:
+        store.setup()  # "index already exists" notes and the like
+        add(store, scope, [ent("A", axis(0))])
+        store.conversation(scope, 5)
+        store.search_memories(scope, MemoryQuery(axis(0), "a", filters={"x": 1}))
+    assert [r for r in caplog.records if r.name.startswith("neo4j.notifications")] == []

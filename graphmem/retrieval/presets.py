@@ -14,11 +14,14 @@ class SearchPreset:
     #: "score": weighted sum of max-normalised scores; "rrf": reciprocal-rank fusion
     fusion: Literal["score", "rrf"] = "score"
     rrf_k: int = 60
+    #: memories only: weight of the best fused score among a candidate's neighbours in storage order
+    #: (fusion.neighbour_boost); 0 ranks every memory on its own
+    context: float = 0.0
     seed_top_k: int = 10
     seed_threshold: float = 0.3
 
 
-HYBRID = SearchPreset("hybrid", {"vector": 1.0, "bm25": 1.0, "fulltext": 0.5, "seed": 0.5})
+HYBRID = SearchPreset("hybrid", {"vector": 1.0, "bm25": 1.0, "fulltext": 0.5, "seed": 0.5}, context=0.25)
 HYBRID_RRF = SearchPreset("hybrid_rrf", {"vector": 1.0, "bm25": 1.0, "fulltext": 0.5, "seed": 0.5}, fusion="rrf")
 VECTOR_ONLY = SearchPreset("vector", {"vector": 1.0})
 BM25_ONLY = SearchPreset("bm25", {"bm25": 1.0})

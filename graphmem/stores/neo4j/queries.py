@@ -2,19 +2,30 @@
 
 Building a statement is kept apart from running it (see store.py), so the parameters can be tested
 without a server. Cypher text only ever comes from a file; values only ever travel as parameters.
+This module holds the graph's statements; memories.py and conversation.py hold the others.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
-from graphmem.resources import load_cypher
+from graphmem.browser.style import type_label
 from graphmem.stores.base import EntityCandidate, GraphQuery
-from graphmem.types import Entity, GraphWrite, Relation, Scope, new_id
+from graphmem.stores.neo4j.conversation import message_rows
+from graphmem.stores.neo4j.memories import memory_rows
+from graphmem.stores.neo4j.values import (
+    Statement,
+    VectorPlan,
+    from_db_time,
+    fulltext_terms,
+    limit_value,
+    lucene_escape,
+    utc,
+    vector,
+)
+from graphmem.types import Entity, GraphWrite, Relation, Scope, new_id, utcnow
 
 #: Schema statements run by setup(), in order.
 SCHEMA = (
@@ -26,71 +37,16 @@ SCHEMA = (
     "schema_entity_run_id_index",
     "schema_entity_embedding_vector_index",
     "schema_entity_name_fulltext",
+    "schema_memory_id_unique",
+    "schema_memory_scope_index",
+    "schema_memory_embedding_vector_index",
+    "schema_memory_text_fulltext",
+    "schema_conversation_scope_unique",
+    "schema_message_scope_index",
 )
 
-#: LIMIT value standing for "no limit" (Cypher's LIMIT does not take null).
-NO_LIMIT = 2**62
-
-_LUCENE_SPECIAL = re.compile(r'([+\-!(){}\[\]^"~*?:\\/&|])')
-_MAX_FULLTEXT_TERMS = 64
-
-
-@dataclass(frozen=True)
-class Statement:
-    """One Cypher file and the parameters to run it with."""
-
-    name: str
-    params: Mapping[str, Any] = field(default_factory=dict)
-
-    @property
-    def text(self) -> str:
-        return load_cypher(self.name)
-
-
-@dataclass(frozen=True)
-class VectorPlan:
-    """How scoped vector search uses the global index (see match_entities.cypher)."""
-
-    scan_limit: int = 2000  # scopes up to this many entities are scanned exactly
-    max_k: int = 4000  # cap on the oversampled k asked from the vector index
-    match_k: int = 10  # neighbours wanted per candidate before oversampling (match_entities)
-
-
-# --- values in and out --------------------------------------------------------------------------
-
-
-def utc(value: datetime | None) -> datetime | None:
-    """An aware UTC datetime: a naive one would become a LocalDateTime, which never compares."""
-    if value is None:
-        return None
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=timezone.utc)
-    return value.astimezone(timezone.utc)
-
-
-def from_db_time(value: Any) -> datetime | None:
-    if value is None:
-        return None
-    native = value.to_native() if hasattr(value, "to_native") else value
-    return utc(native)
-
-
-def vector(values: Sequence[float]) -> list[float]:
-    return [float(v) for v in values]
-
-
-def lucene_escape(text: str) -> str:
-    """Backslash-escape Lucene's query syntax. Lower case, so AND / OR / NOT stay plain words."""
-    return _LUCENE_SPECIAL.sub(r"\\\1", text.lower())
-
-
-def fulltext_terms(text: str) -> str | None:
-    """The query text as escaped Lucene terms, or None when it holds no letter or digit."""
-    words = [word for word in text.split() if any(ch.isalnum() for ch in word)]
-    if not words:
-        return None
-    return lucene_escape(" ".join(words[:_MAX_FULLTEXT_TERMS]))
-
+#: The vector indexes setup() checks for the store's dimension.
+VECTOR_INDEXES = ("entity_embedding", "memory_embedding")
 
 # --- statements -----------------------------------------------------------------------------------
 
@@ -99,8 +55,8 @@ def schema(dimensions: int) -> list[Statement]:
     return [Statement(name, {"dimensions": dimensions} if "vector" in name else {}) for name in SCHEMA]
 
 
-def show_entity_embedding_index() -> Statement:
-    return Statement("show_entity_embedding_index")
+def show_embedding_indexes() -> Statement:
+    return Statement("show_embedding_indexes")
 
 
 def await_indexes(timeout_seconds: int) -> Statement:
@@ -142,6 +98,7 @@ def write_graph(write: GraphWrite) -> Statement:
                     "name": e.name,
                     "canonical": e.canonical,
                     "entity_type": e.entity_type,
+                    "label": type_label(e.entity_type),  # only ever a label of the style's fixed list
                     "embedding": vector(e.embedding),
                     "is_new": bool(e.is_new),
                     "seq": seq,
@@ -162,12 +119,18 @@ def write_graph(write: GraphWrite) -> Statement:
                 }
                 for seq, r in enumerate(write.relations)
             ],
+            "memories": memory_rows(write, canonical_of),
+            "messages": message_rows(write),
+            "keep_messages": int(write.keep_messages),
         },
     )
 
 
-def search_graph(scope: Scope, query: GraphQuery, plan: VectorPlan, relation_limit: int) -> Statement:
+def search_graph(
+    scope: Scope, query: GraphQuery, plan: VectorPlan, relation_limit: int, now: datetime | None = None
+) -> Statement:
     terms = fulltext_terms(query.text or "")
+    known_at = utc(query.known_at)
     return Statement(
         "search_graph",
         {
@@ -180,24 +143,31 @@ def search_graph(scope: Scope, query: GraphQuery, plan: VectorPlan, relation_lim
             "fulltext_terms": terms,
             "fulltext_scope": lucene_escape(scope.key),
             # a few extra hits make up for the rare entity of another scope passing the token filter
-            "fulltext_limit": int(query.top_k) * 4 + 10,
+            "fulltext_limit": int(query.top_k) * plan.fulltext_k + 10,
             "seed_canonicals": list(query.seed_canonicals),
-            "as_of": utc(query.as_of),
+            "known_at": known_at,
+            # relation_visible's event time: as_of, else known_at, else now (ours, not the server's)
+            "event_time": utc(query.as_of) or known_at or utc(now or utcnow()),
             "include_invalidated": bool(query.include_invalidated),
             "relation_limit": relation_limit,
         },
     )
 
 
-def get_all(scope: Scope, include_invalidated: bool, limit: int | None) -> Statement:
+def get_all(scope: Scope, include_invalidated: bool, limit: int | None, now: datetime | None = None) -> Statement:
     return Statement(
         "get_all",
         {
             "scope": scope.key,
             "include_invalidated": bool(include_invalidated),
-            "limit": NO_LIMIT if limit is None else max(0, int(limit)),
+            "now": utc(now or utcnow()),
+            "limit": limit_value(limit),
         },
     )
+
+
+def timeline(scope: Scope, canonical: str) -> Statement:
+    return Statement("timeline", {"scope": scope.key, "canonical": canonical})
 
 
 def entities(scope: Scope) -> Statement:

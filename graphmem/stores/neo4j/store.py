@@ -1,66 +1,46 @@
 """The production graph store: Neo4j 5.26+ over Bolt, single server or cluster / Aura.
 
-Every statement comes from cypher/ (see queries.py); this module only runs them. Reads go through
-``execute_query`` routed to readers, an add runs in one managed write transaction, and every driver
-exception is translated into graphmem's errors at this boundary.
+Every statement comes from cypher/ (see queries.py, memories.py, conversation.py); this module only
+runs them. Reads go through ``execute_query`` routed to readers, an add runs as one statement in one
+managed write transaction, and every driver exception is translated into graphmem's errors at this
+boundary (translate.py).
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
+from datetime import datetime
 from typing import TypeVar
-from urllib.parse import urlsplit, urlunsplit
 
 import neo4j
 from neo4j import GraphDatabase, RoutingControl
-from neo4j.exceptions import (
-    AuthError,
-    ConfigurationError,
-    DatabaseUnavailable,
-    DriverError,
-    Neo4jError,
-    ServiceUnavailable,
-    SessionExpired,
-)
+from neo4j.exceptions import ConfigurationError
 
-from graphmem.errors import ConfigError, GraphMemError, InvalidInputError, StoreError, StoreUnavailableError
-from graphmem.stores.base import EntityCandidate, GraphQuery, GraphStore
+from graphmem.errors import ConfigError, InvalidInputError
+from graphmem.stores.base import EntityCandidate, GraphQuery, GraphStore, MemoryQuery
+from graphmem.stores.neo4j import conversation as log_queries
+from graphmem.stores.neo4j import memories as memory_queries
 from graphmem.stores.neo4j import queries
-from graphmem.stores.neo4j.queries import Statement, VectorPlan
-from graphmem.types import Entity, GraphWrite, Relation, Scope
+from graphmem.stores.neo4j.translate import reason, redact_url, translated
+from graphmem.stores.neo4j.values import Statement, VectorPlan
+from graphmem.types import Conversation, Entity, GraphWrite, MemoryItem, Relation, Scope
 
 T = TypeVar("T")
 
 #: The default matches OpenAI's text-embedding-3-small; pass the embedder's ``dims``.
 DEFAULT_EMBEDDING_DIMS = 1536
-_UNAVAILABLE = (ServiceUnavailable, SessionExpired, AuthError, DatabaseUnavailable)
+#: Server notifications (warnings about plans, unknown labels in a fresh database, ...) are not for
+#: graphmem's users: the driver would log them to stderr.
+NOTIFICATIONS = "OFF"
 
-
-def redact_url(url: str) -> str:
-    """The URL without any user:password part, for messages and repr."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "<invalid url>"
-    if "@" not in parts.netloc:
-        return url
-    return urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
-
-
-def _reason(exc: BaseException, url: str | None = None) -> str:
-    """A short, single-line reason; server errors carry theirs in ``message``."""
-    text = (exc.message if isinstance(exc, Neo4jError) else None) or str(exc) or type(exc).__name__
-    text = " ".join(str(text).split())
-    if url and url != redact_url(url):
-        text = text.replace(url, redact_url(url))
-    return text if len(text) <= 300 else text[:297] + "..."
+__all__ = ["DEFAULT_EMBEDDING_DIMS", "Neo4jStore", "redact_url"]
 
 
 class Neo4jStore(GraphStore):
     """Entities as ``(:Entity)`` nodes keyed by (scope, canonical); relations with their type as a
-    real relationship type, bi-temporal properties and provenance. See cypher/ for every query."""
+    real relationship type, bi-temporal properties and provenance; ``(:Memory)`` facts; a
+    ``(:Conversation)`` log per scope. See cypher/ for every query."""
 
     def __init__(
         self,
@@ -100,9 +80,10 @@ class Neo4jStore(GraphStore):
                     max_transaction_retry_time=max_retry_time,
                     fetch_size=fetch_size,
                     user_agent="graphmem",
+                    notifications_min_severity=NOTIFICATIONS,
                 )
             except (ConfigurationError, ValueError) as exc:
-                raise ConfigError(f"invalid Neo4j configuration for {redact_url(url)}: {_reason(exc, url)}") from None
+                raise ConfigError(f"invalid Neo4j configuration for {redact_url(url)}: {reason(exc, url)}") from None
         self._driver = driver
 
     def __repr__(self) -> str:
@@ -113,28 +94,13 @@ class Neo4jStore(GraphStore):
 
     # --- running statements ---------------------------------------------------------------------
 
-    @contextmanager
-    def _translated(self) -> Iterator[None]:
-        try:
-            yield
-        except GraphMemError:
-            raise
-        except _UNAVAILABLE as exc:
-            raise StoreUnavailableError(f"Neo4j is unreachable at {redact_url(self.url)}: {_reason(exc, self.url)}") from exc
-        except (Neo4jError, DriverError) as exc:
-            code = getattr(exc, "code", None)
-            prefix = f"{code}: " if code else ""
-            raise StoreError(f"Neo4j query failed: {prefix}{_reason(exc, self.url)}") from exc
-        except OSError as exc:
-            raise StoreUnavailableError(f"Neo4j is unreachable at {redact_url(self.url)}: {_reason(exc, self.url)}") from exc
-
     def _count(self) -> None:
         with self._count_lock:
             self.round_trips += 1
 
     def _query(self, stmt: Statement, *, read: bool) -> list[neo4j.Record]:
         """One statement in its own managed transaction (one round trip)."""
-        with self._translated():
+        with translated(self.url):
             self._count()
             records, _, _ = self._driver.execute_query(
                 stmt.text,
@@ -144,45 +110,58 @@ class Neo4jStore(GraphStore):
             )
             return records
 
+    def _session(self) -> neo4j.Session:
+        return self._driver.session(
+            database=self.database,
+            bookmark_manager=self._driver.execute_query_bookmark_manager,
+            notifications_min_severity=NOTIFICATIONS,
+        )
+
     def _in_write_transaction(self, work: Callable[[neo4j.ManagedTransaction], T]) -> T:
-        with self._translated():
-            with self._driver.session(
-                database=self.database, bookmark_manager=self._driver.execute_query_bookmark_manager
-            ) as session:
-                return session.execute_write(work)
+        with translated(self.url), self._session() as session:
+            return session.execute_write(work)
 
     def _run(self, tx: neo4j.ManagedTransaction, stmt: Statement) -> list[neo4j.Record]:
         self._count()
         return list(tx.run(stmt.text, dict(stmt.params)))
 
+    def _write_one(self, stmt: Statement) -> neo4j.Record:
+        """One write statement returning one row, in its own managed write transaction."""
+        return self._in_write_transaction(lambda tx: self._run(tx, stmt)[0])
+
     def _check_dims(self, embedding: Sequence[float]) -> None:
         if len(embedding) != self.embedding_dims:
             raise InvalidInputError(f"embedding has {len(embedding)} dimensions, the store expects {self.embedding_dims}")
 
-    # --- the store contract ---------------------------------------------------------------------
+    # --- schema -----------------------------------------------------------------------------------
 
     def setup(self) -> None:
         for stmt in queries.schema(self.embedding_dims):
             self._query(stmt, read=False)
-        self._check_vector_index(self._query(queries.show_entity_embedding_index(), read=True))
+        self._check_vector_indexes(self._query(queries.show_embedding_indexes(), read=True))
         self._query(queries.await_indexes(self.index_wait_seconds), read=False)
 
-    def _check_vector_index(self, rows: list[neo4j.Record]) -> None:
+    def _check_vector_indexes(self, rows: list[neo4j.Record]) -> None:
         # IF NOT EXISTS leaves an existing index untouched, whatever its dimension
-        if not rows:
-            raise ConfigError(
-                "no index named 'entity_embedding' after setup: another vector index on :Entity(embedding) "
-                "probably exists under a different name; drop it so graphmem can create its own"
-            )
-        index_type, dims = rows[0]["type"], rows[0]["dimensions"]
-        if index_type != "VECTOR":
-            raise ConfigError(f"index 'entity_embedding' exists but is a {index_type} index, not a vector index")
-        if dims is not None and int(dims) != self.embedding_dims:
-            raise ConfigError(
-                f"the Neo4j database's vector index 'entity_embedding' has {int(dims)} dimensions, but "
-                f"embedding_dims={self.embedding_dims}: the database was created with a different "
-                "embedder. Use that embedder, or another database, or drop the index (and re-embed)."
-            )
+        found = {row["name"]: row for row in rows}
+        for name in queries.VECTOR_INDEXES:
+            label = "Entity" if name.startswith("entity") else "Memory"
+            if name not in found:
+                raise ConfigError(
+                    f"no index named {name!r} after setup: another vector index on :{label}(embedding) "
+                    "probably exists under a different name; drop it so graphmem can create its own"
+                )
+            index_type, dims = found[name]["type"], found[name]["dimensions"]
+            if index_type != "VECTOR":
+                raise ConfigError(f"index {name!r} exists but is a {index_type} index, not a vector index")
+            if dims is not None and int(dims) != self.embedding_dims:
+                raise ConfigError(
+                    f"the Neo4j database's vector index {name!r} has {int(dims)} dimensions, but "
+                    f"embedding_dims={self.embedding_dims}: the database was created with a different "
+                    "embedder. Use that embedder, or another database, or drop the index (and re-embed)."
+                )
+
+    # --- the graph --------------------------------------------------------------------------------
 
     def match_entities(self, scope: Scope, candidates: list[EntityCandidate], threshold: float) -> list[Entity | None]:
         if not candidates:
@@ -205,12 +184,12 @@ class Neo4jStore(GraphStore):
     def write(self, write: GraphWrite) -> None:
         if write.is_empty():
             return
-        if write.memories:
-            # refuse rather than silently drop part of an add
-            raise NotImplementedError("Neo4jStore does not store memory facts yet")
         for entity in write.entities:
             self._check_dims(entity.embedding)
-        stmt = queries.write_graph(write)
+        for memory in write.memories:
+            if memory.embedding is not None:
+                self._check_dims(memory.embedding)
+        stmt = queries.write_graph(write)  # raises InvalidInputError for a malformed item: nothing written
 
         def work(tx: neo4j.ManagedTransaction) -> None:
             missing = self._run(tx, stmt)[0]["missing"]
@@ -228,6 +207,9 @@ class Neo4jStore(GraphStore):
         stmt = queries.search_graph(scope, query, self.vector_plan, self.search_relation_limit)
         return [queries.to_relation(row) for row in self._query(stmt, read=True)]
 
+    def timeline(self, scope: Scope, canonical: str) -> list[Relation]:
+        return [queries.to_relation(row) for row in self._query(queries.timeline(scope, canonical), read=True)]
+
     def get_all(self, scope: Scope, include_invalidated: bool = False, limit: int | None = None) -> list[Relation]:
         rows = self._query(queries.get_all(scope, include_invalidated, limit), read=True)
         return [queries.to_relation(row) for row in rows]
@@ -235,21 +217,63 @@ class Neo4jStore(GraphStore):
     def entities(self, scope: Scope) -> list[Entity]:
         return [queries.to_entity(row["entity"]) for row in self._query(queries.entities(scope), read=True)]
 
+    # --- memory facts -------------------------------------------------------------------------------
+
+    def similar_memories(self, scope: Scope, embeddings: list[list[float]], top_k: int = 5) -> list[list[MemoryItem]]:
+        if not embeddings or top_k <= 0:
+            return [[] for _ in embeddings]
+        for embedding in embeddings:
+            self._check_dims(embedding)
+        stmt = memory_queries.similar_memories(scope, embeddings, top_k, self.vector_plan)
+        found: list[list[MemoryItem]] = [[] for _ in embeddings]
+        for row in self._query(stmt, read=True):
+            cosine = float(row["cosine"])
+            found[row["i"]].append(memory_queries.to_memory(row["memory"], {"vector": cosine}))
+        return found
+
+    def search_memories(self, scope: Scope, query: MemoryQuery) -> list[MemoryItem]:
+        self._check_dims(query.embedding)
+        if query.top_k <= 0:
+            return []
+        rows = self._query(memory_queries.search_memories(scope, query, self.vector_plan), read=True)
+        return [
+            memory_queries.to_memory(row["memory"], {"vector": float(row["vector"]), "fulltext": float(row["fulltext"])})
+            for row in rows
+        ]
+
+    def get_memory(self, memory_id: str) -> MemoryItem | None:
+        rows = self._query(memory_queries.get_memory(memory_id), read=True)
+        return memory_queries.to_memory(rows[0]["memory"]) if rows else None
+
+    def list_memories(self, scope: Scope, include_deleted: bool = False, limit: int | None = None) -> list[MemoryItem]:
+        rows = self._query(memory_queries.list_memories(scope, include_deleted, limit), read=True)
+        return [memory_queries.to_memory(row["memory"]) for row in rows]
+
+    def delete_memory(self, memory_id: str) -> bool:
+        return int(self._write_one(memory_queries.delete_memory(memory_id))["deleted"]) > 0
+
+    # --- conversation log ---------------------------------------------------------------------------
+
+    def conversation(self, scope: Scope, limit: int) -> Conversation:
+        (row,) = self._query(log_queries.conversation(scope, limit), read=True)
+        return log_queries.to_conversation(row)
+
+    def set_summary(self, scope: Scope, text: str, through_seq: int, at: datetime) -> bool:
+        return bool(self._write_one(log_queries.set_summary(scope, text, through_seq, at))["newer"])
+
+    # --- removal ------------------------------------------------------------------------------------
+
     def delete_all(self, scope: Scope) -> int:
-        stmt = queries.delete_all(scope)
-        return self._in_write_transaction(lambda tx: int(self._run(tx, stmt)[0]["deleted"]))
+        return int(self._write_one(queries.delete_all(scope))["deleted"])
 
     def reset(self) -> None:
         stmt = queries.reset()
-        with self._translated():
-            with self._driver.session(
-                database=self.database, bookmark_manager=self._driver.execute_query_bookmark_manager
-            ) as session:
-                self._count()
-                # CALL ... IN TRANSACTIONS only runs in an auto-commit transaction
-                session.run(stmt.text, dict(stmt.params)).consume()
+        with translated(self.url), self._session() as session:
+            self._count()
+            # CALL ... IN TRANSACTIONS only runs in an auto-commit transaction
+            session.run(stmt.text, dict(stmt.params)).consume()
 
     def close(self) -> None:
         if self._owns_driver:
-            with self._translated():
+            with translated(self.url):
                 self._driver.close()

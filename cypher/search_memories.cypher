@@ -1,0 +1,73 @@
+// Memory candidates of the scope for one query: the $top_k eligible memories by cosine to
+// $embedding, and the $top_k eligible ones by fulltext on the text ($fulltext_terms, skipped when
+// null), merged by id. Each row carries "vector" (the exact cosine, for every candidate) and
+// "fulltext" (the Lucene score over the best one among the fulltext top_k, 0..1; 0 elsewhere).
+// Order: best of the two first, then candidate order (vector hits by rank, then text hits).
+//
+// Eligible: live memories when $as_of is null, else those that existed at $as_of
+// (created_at <= $as_of < deleted_at, open end allowed); and every $filters entry
+// ({key: "meta.<metadata key>", value}) equal to the memory's property of that name. Keys are
+// parameters read with dynamic property access, never query text. Filters and time apply before
+// the top_k cut: with filters, or in a scope of at most $scan_limit memories, every eligible memory
+// of the scope is compared exactly; otherwise the global vector index is asked for k neighbours
+// oversampled by total / scope size (capped at $max_k) and the scope's eligible ones are rescored.
+// Fulltext pre-filters by the scope's tokens inside Lucene (boost 0, so the score is the text's);
+// $fulltext_options carries the Lucene hit limit (none when filters make hits scarce).
+//
+// Parameters: $scope, $embedding, $top_k, $scan_limit, $max_k, $fulltext_terms, $fulltext_scope,
+//             $fulltext_options, $filters, $as_of
+CALL () {
+  MATCH (m:Memory) WHERE m.scope = $scope
+  RETURN count(m) AS scope_size
+}
+CALL () {
+  MATCH (m:Memory)
+  RETURN count(m) AS total
+}
+WITH scope_size, total, scope_size <= $scan_limit OR size($filters) > 0 AS exact
+CALL (scope_size, total, exact) {
+  // the plan's guard sits in the seek value: a WHERE alone would be checked after the seek
+  MATCH (m:Memory)
+  WHERE m.scope = CASE WHEN exact THEN $scope END
+  RETURN m
+  UNION ALL
+  WITH * WHERE NOT exact
+  WITH toInteger(ceil(toFloat($top_k) * total / scope_size)) AS wanted
+  CALL db.index.vector.queryNodes(
+    'memory_embedding', CASE WHEN wanted > $max_k THEN $max_k ELSE wanted END, $embedding)
+  YIELD node
+  WITH node AS m WHERE m.scope = $scope
+  RETURN m
+}
+WITH m
+WHERE CASE WHEN $as_of IS NULL THEN m.deleted_at IS NULL
+           ELSE m.created_at <= $as_of AND (m.deleted_at IS NULL OR $as_of < m.deleted_at) END
+  AND all(f IN $filters WHERE m[f.key] = f.value)
+  AND size(m.embedding) = size($embedding)
+WITH m, coalesce(2 * vector.similarity.cosine(m.embedding, $embedding) - 1, 0.0) AS cosine
+ORDER BY cosine DESC, m.created_at, m.seq, m.id
+LIMIT $top_k
+WITH collect(m) AS by_vector
+CALL (by_vector) {
+  WITH * WHERE $fulltext_terms IS NOT NULL
+  CALL db.index.fulltext.queryNodes(
+    'memory_text', 'text:(' + $fulltext_terms + ') AND scope:"' + $fulltext_scope + '"^0', $fulltext_options)
+  YIELD node, score
+  WITH node AS m, score
+  WHERE m.scope = $scope
+    AND CASE WHEN $as_of IS NULL THEN m.deleted_at IS NULL
+             ELSE m.created_at <= $as_of AND (m.deleted_at IS NULL OR $as_of < m.deleted_at) END
+    AND all(f IN $filters WHERE m[f.key] = f.value)
+  WITH m, score
+  ORDER BY score DESC, m.created_at, m.seq, m.id
+  LIMIT $top_k
+  RETURN collect({node: m, score: score}) AS by_text
+}
+WITH [m IN by_vector | {node: m, text: 0.0}]
+     + [hit IN by_text | {node: hit.node, text: hit.score / by_text[0].score}] AS candidates
+UNWIND range(0, size(candidates) - 1) AS i
+WITH candidates[i].node AS m, min(i) AS first, max(candidates[i].text) AS fulltext
+WITH m, first, fulltext, coalesce(2 * vector.similarity.cosine(m.embedding, $embedding) - 1, 0.0) AS vector
+RETURN m {.id, .text, .hash, .user_id, .agent_id, .run_id, .metadata, .role, .created_at, .updated_at,
+          .deleted_at} AS memory, vector, fulltext
+ORDER BY CASE WHEN fulltext > vector THEN fulltext ELSE vector END DESC, first

@@ -1,0 +1,168 @@
+"""The Neo4j store's memory-fact statements: what an add writes to (:Memory) nodes, the reads, and
+how their rows read back.
+
+A memory keeps its whole metadata as a JSON string (``metadata``) and, for filtering, every top-level
+scalar value also as a property named ``meta.<key>``. The key is user input: it only ever travels as
+a map key or a parameter value (``m += $meta``, ``m[$key]``), never as query text.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from graphmem.errors import InvalidInputError
+from graphmem.stores.base import MemoryQuery
+from graphmem.stores.neo4j.values import (
+    Statement,
+    VectorPlan,
+    from_db_time,
+    fulltext_terms,
+    limit_value,
+    lucene_escape,
+    utc,
+    vector,
+)
+from graphmem.types import GraphWrite, MemoryItem, MemoryWrite, Scope
+
+MEMORY_EVENTS = ("ADD", "UPDATE", "DELETE")
+META_PREFIX = "meta."
+_INT64 = (-(2**63), 2**63 - 1)
+
+
+# --- metadata ---------------------------------------------------------------------------------------
+
+
+def metadata_json(metadata: Any) -> str:
+    """The metadata as stored: a JSON object, or a clear error before anything is written."""
+    try:
+        text = json.dumps(metadata, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"memory metadata must be JSON-serialisable: {exc}") from exc
+    if not isinstance(metadata, dict):
+        raise InvalidInputError(f"memory metadata must be a JSON object, got {type(metadata).__name__}")
+    return text
+
+
+def storable_scalar(value: Any) -> bool:
+    """True for a value Neo4j stores as a property and compares like Python: str, bool, int64, finite float."""
+    if isinstance(value, (str, bool)):
+        return True
+    if isinstance(value, int):
+        return _INT64[0] <= value <= _INT64[1]
+    return isinstance(value, float) and math.isfinite(value)
+
+
+def meta_properties(metadata_text: str) -> dict[str, Any]:
+    """``meta.<key>`` -> value for each top-level scalar of the metadata (as it reads back from JSON)."""
+    return {META_PREFIX + key: value for key, value in json.loads(metadata_text).items() if storable_scalar(value)}
+
+
+def filter_rows(filters: Mapping[Any, Any] | None) -> list[dict[str, Any]]:
+    """Equality filters as {key: property name, value}. A filter that can never match as the embedded
+    store defines it (a non-string key, a None, a non-scalar or an out-of-range value) gets value
+    null, which equals nothing in Cypher."""
+    rows = []
+    for key, value in (filters or {}).items():
+        matchable = isinstance(key, str) and value is not None and storable_scalar(value)
+        rows.append({"key": META_PREFIX + str(key), "value": value if matchable else None})
+    return rows
+
+
+# --- writes -------------------------------------------------------------------------------------------
+
+
+def memory_rows(write: GraphWrite, canonical_of: Mapping[str, str]) -> list[dict[str, Any]]:
+    """The $memories parameter of write_graph.cypher; raises InvalidInputError for a malformed item."""
+    return [_memory_row(m, seq, canonical_of) for seq, m in enumerate(write.memories)]
+
+
+def _memory_row(m: MemoryWrite, seq: int, canonical_of: Mapping[str, str]) -> dict[str, Any]:
+    if m.event not in MEMORY_EVENTS:
+        raise InvalidInputError(f"unknown memory event {m.event!r}; expected one of {', '.join(MEMORY_EVENTS)}")
+    if m.event != "DELETE" and m.embedding is None:
+        raise InvalidInputError(f"memory {m.event} of {m.id!r} has no embedding")
+    metadata = None
+    if m.event == "ADD" or m.metadata is not None:
+        metadata = metadata_json(m.metadata or {})
+    return {
+        "event": m.event,
+        "id": m.id,
+        "text": m.text,
+        "hash": m.hash,
+        "embedding": None if m.embedding is None else vector(m.embedding),
+        "metadata": metadata,
+        "meta": {} if metadata is None else meta_properties(metadata),
+        "role": m.role,
+        "seq": seq,
+        "mentions": [{"id": i, "canonical": canonical_of.get(i)} for i in dict.fromkeys(m.entity_ids)],
+    }
+
+
+# --- reads --------------------------------------------------------------------------------------------
+
+
+def similar_memories(scope: Scope, embeddings: list[list[float]], top_k: int, plan: VectorPlan) -> Statement:
+    return Statement(
+        "similar_memories",
+        {
+            "scope": scope.key,
+            "embeddings": [vector(e) for e in embeddings],
+            "top_k": max(0, int(top_k)),
+            "scan_limit": plan.scan_limit,
+            "max_k": plan.max_k,
+        },
+    )
+
+
+def search_memories(scope: Scope, query: MemoryQuery, plan: VectorPlan) -> Statement:
+    top_k = max(0, int(query.top_k))
+    filters = filter_rows(query.filters)
+    # hits of other scopes and dead memories are dropped after Lucene: ask for a few extra, or for
+    # every hit when filters or time can make eligible ones rare
+    scarce = bool(filters) or query.as_of is not None
+    return Statement(
+        "search_memories",
+        {
+            "scope": scope.key,
+            "embedding": vector(query.embedding),
+            "top_k": top_k,
+            "scan_limit": plan.scan_limit,
+            "max_k": plan.max_k,
+            "fulltext_terms": fulltext_terms(query.text or ""),
+            "fulltext_scope": lucene_escape(scope.key),
+            "fulltext_options": {} if scarce else {"limit": top_k * plan.fulltext_k + 10},
+            "filters": filters,
+            "as_of": utc(query.as_of),
+        },
+    )
+
+
+def get_memory(memory_id: str) -> Statement:
+    return Statement("get_memory", {"id": memory_id})
+
+
+def list_memories(scope: Scope, include_deleted: bool, limit: int | None) -> Statement:
+    return Statement("list_memories", {"scope": scope.key, "include_deleted": bool(include_deleted), "limit": limit_value(limit)})
+
+
+def delete_memory(memory_id: str) -> Statement:
+    return Statement("delete_memory", {"id": memory_id})
+
+
+# --- rows ---------------------------------------------------------------------------------------------
+
+
+def to_memory(row: Mapping[str, Any], scores: dict[str, float] | None = None) -> MemoryItem:
+    """A memory map as the contract returns it; ``score`` is the cosine when scores are given."""
+    created: datetime | None = from_db_time(row.get("created_at"))
+    return MemoryItem(
+        id=row["id"], text=row.get("text") or "", hash=row.get("hash") or "", user_id=row.get("user_id"),
+        agent_id=row.get("agent_id"), run_id=row.get("run_id"), metadata=json.loads(row.get("metadata") or "{}"),
+        role=row.get("role"), created_at=created, updated_at=from_db_time(row.get("updated_at")),
+        deleted_at=from_db_time(row.get("deleted_at")),
+        score=None if scores is None else scores["vector"], scores=dict(scores or {}),
+    )  # fmt: skip

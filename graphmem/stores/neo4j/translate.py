@@ -1,0 +1,58 @@
+"""The Neo4j store's error boundary: driver and server exceptions become graphmem errors here, with
+a short reason and never a password."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from urllib.parse import urlsplit, urlunsplit
+
+from neo4j.exceptions import (
+    AuthError,
+    DatabaseUnavailable,
+    DriverError,
+    Neo4jError,
+    ServiceUnavailable,
+    SessionExpired,
+)
+
+from graphmem.errors import GraphMemError, StoreError, StoreUnavailableError
+
+_UNAVAILABLE = (ServiceUnavailable, SessionExpired, AuthError, DatabaseUnavailable)
+
+
+def redact_url(url: str) -> str:
+    """The URL without any user:password part, for messages and repr."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "<invalid url>"
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
+
+
+def reason(exc: BaseException, url: str | None = None) -> str:
+    """A short, single-line reason; server errors carry theirs in ``message``."""
+    text = (exc.message if isinstance(exc, Neo4jError) else None) or str(exc) or type(exc).__name__
+    text = " ".join(str(text).split())
+    if url and url != redact_url(url):
+        text = text.replace(url, redact_url(url))
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+@contextmanager
+def translated(url: str) -> Iterator[None]:
+    """Raise graphmem's errors (``from`` the driver's) for whatever the block raises."""
+    try:
+        yield
+    except GraphMemError:
+        raise
+    except _UNAVAILABLE as exc:
+        raise StoreUnavailableError(f"Neo4j is unreachable at {redact_url(url)}: {reason(exc, url)}") from exc
+    except (Neo4jError, DriverError) as exc:
+        code = getattr(exc, "code", None)
+        prefix = f"{code}: " if code else ""
+        raise StoreError(f"Neo4j query failed: {prefix}{reason(exc, url)}") from exc
+    except OSError as exc:
+        raise StoreUnavailableError(f"Neo4j is unreachable at {redact_url(url)}: {reason(exc, url)}") from exc

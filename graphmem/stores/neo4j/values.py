@@ -1,0 +1,81 @@
+"""Values shared by the Neo4j store's statement builders: the Statement itself, the vector-search
+plan, and conversions of times, vectors and Lucene text on the way in and out.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from graphmem.resources import load_cypher
+
+#: LIMIT value standing for "no limit" (Cypher's LIMIT does not take null).
+NO_LIMIT = 2**62
+
+_LUCENE_SPECIAL = re.compile(r'([+\-!(){}\[\]^"~*?:\\/&|])')
+_MAX_FULLTEXT_TERMS = 64
+
+
+@dataclass(frozen=True)
+class Statement:
+    """One Cypher file and the parameters to run it with."""
+
+    name: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def text(self) -> str:
+        return load_cypher(self.name)
+
+
+@dataclass(frozen=True)
+class VectorPlan:
+    """How scoped vector search uses the global index (see match_entities.cypher)."""
+
+    scan_limit: int = 2000  # scopes up to this many entities (or memories) are scanned exactly
+    max_k: int = 4000  # cap on the oversampled k asked from the vector index
+    match_k: int = 10  # neighbours wanted per candidate before oversampling (match_entities)
+    fulltext_k: int = 4  # fulltext hits asked per wanted hit, for those of other scopes or deleted
+
+
+# --- values in and out --------------------------------------------------------------------------
+
+
+def utc(value: datetime | None) -> datetime | None:
+    """An aware UTC datetime: a naive one would become a LocalDateTime, which never compares."""
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=timezone.utc)
+    return value.astimezone(timezone.utc)
+
+
+def from_db_time(value: Any) -> datetime | None:
+    if value is None:
+        return None
+    native = value.to_native() if hasattr(value, "to_native") else value
+    return utc(native)
+
+
+def limit_value(limit: int | None) -> int:
+    return NO_LIMIT if limit is None else max(0, int(limit))
+
+
+def vector(values: Sequence[float]) -> list[float]:
+    return [float(v) for v in values]
+
+
+def lucene_escape(text: str) -> str:
+    """Backslash-escape Lucene's query syntax. Lower case, so AND / OR / NOT stay plain words."""
+    return _LUCENE_SPECIAL.sub(r"\\\1", text.lower())
+
+
+def fulltext_terms(text: str) -> str | None:
+    """The query text as escaped Lucene terms, or None when it holds no letter or digit."""
+    words = [word for word in text.split() if any(ch.isalnum() for ch in word)]
+    if not words:
+        return None
+    return lucene_escape(" ".join(words[:_MAX_FULLTEXT_TERMS]))
