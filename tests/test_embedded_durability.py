@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import fcntl
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -223,16 +222,6 @@ def test_an_unusable_folder_is_a_store_error_naming_it(tmp_path: Path) -> None:
     blocker.write_text("not a folder")
     with pytest.raises(StoreError, match=str(blocker)):
         EmbeddedStore(blocker / "graph", TEST_DIMS)
-
-
-@pytest.mark.skipif(os.geteuid() == 0, reason="root ignores file permissions")
-def test_an_unwritable_folder_is_a_store_error(tmp_path: Path) -> None:
-    tmp_path.chmod(0o500)
-    try:
-        with pytest.raises(StoreError, match=str(tmp_path)):
-            EmbeddedStore(tmp_path / "graph", TEST_DIMS)
-    finally:
-        tmp_path.chmod(0o700)
 
 
 def test_concurrent_threads_lose_no_write(tmp_path: Path) -> None:
