@@ -25,4 +25,11 @@ CALL () {
   DETACH DELETE c
   RETURN count(*) AS conversations
 }
+CALL () {
+  // the partition's (now empty) index stays; a scope that grows again reuses it
+  MATCH (p:ScopePartition)
+  WHERE p.scope = $scope
+  DELETE p
+  RETURN count(*) AS partitions
+}
 RETURN deleted

@@ -9,6 +9,8 @@
 // vector.similarity.cosine (a few thousand dot products per candidate). A larger scope
 // asks the index for k neighbours oversampled by total / scope size (capped at $max_k) and keeps
 // the scope's own; an entity ranked below k globally can then be missed, a bounded trade-off.
+// A scope past the store's partition size has a vector index of its own (partition_index.cypher,
+// recorded as (:ScopePartition {scope, label, index})), asked for $base_k neighbours directly.
 // The index may quantize vectors, so its hits are rescored exactly. vector.similarity.cosine
 // reports (1 + cosine) / 2: we convert back to cosine, the unit of $threshold.
 //
@@ -22,6 +24,10 @@ CALL () {
   MATCH (n:Entity)
   RETURN count(n) AS total
 }
+CALL () {
+  OPTIONAL MATCH (p:ScopePartition {scope: $scope})
+  RETURN p.index AS partition_index
+}
 CALL (scope_size) {
   // the plan's guard sits in the seek value: a WHERE alone would be checked after the seek
   MATCH (n:Entity)
@@ -29,18 +35,20 @@ CALL (scope_size) {
   RETURN collect({node: n, embedding: n.embedding}) AS scanned
 }
 UNWIND range(0, size($candidates) - 1) AS i
-WITH i, $candidates[i] AS candidate, scope_size, total, scanned
+WITH i, $candidates[i] AS candidate, scope_size, total, scanned, partition_index
 OPTIONAL MATCH (exact:Entity {scope: $scope, canonical: candidate.canonical})
-CALL (candidate, exact, scope_size, total, scanned) {
-  CALL (candidate, exact, scope_size, total, scanned) {
+CALL (candidate, exact, scope_size, total, scanned, partition_index) {
+  CALL (candidate, exact, scope_size, total, scanned, partition_index) {
     UNWIND CASE WHEN exact IS NULL THEN scanned ELSE [] END AS row
     WITH row WHERE size(row.embedding) = size(candidate.embedding)
     RETURN row.node AS n, 2 * vector.similarity.cosine(row.embedding, candidate.embedding) - 1 AS cosine
     UNION ALL
     WITH * WHERE exact IS NULL AND scope_size > $scan_limit
-    WITH candidate, toInteger(ceil(toFloat($base_k) * total / scope_size)) AS wanted
+    WITH candidate, toInteger(ceil(toFloat($base_k) * total / scope_size)) AS wanted, partition_index
     CALL db.index.vector.queryNodes(
-      'entity_embedding', CASE WHEN wanted > $max_k THEN $max_k ELSE wanted END, candidate.embedding)
+      coalesce(partition_index, 'entity_embedding'),
+      CASE WHEN partition_index IS NOT NULL THEN $base_k WHEN wanted > $max_k THEN $max_k ELSE wanted END,
+      candidate.embedding)
     YIELD node
     WITH node WHERE node.scope = $scope
     RETURN node AS n, 2 * vector.similarity.cosine(node.embedding, candidate.embedding) - 1 AS cosine

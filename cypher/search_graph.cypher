@@ -1,7 +1,7 @@
 // Relations around the query's seeds, with each relation's best seed scores, in one query.
 // Seeds: (a) the $top_k entities most similar to $embedding with cosine >= $threshold (the same
-// two plans as match_entities.cypher: exact scan of a small scope, oversampled global index for a
-// large one; skipped when $embedding is null); (b) the $top_k best fulltext hits of $fulltext_terms
+// plans as match_entities.cypher: exact scan of a small scope, the scope's own index when it has
+// one (a partition), else the oversampled global index; skipped when $embedding is null); (b) the $top_k best fulltext hits of $fulltext_terms
 // on names, pre-filtered by the scope's tokens inside Lucene (boost 0, so the filter does not move
 // the score) and normalised to 0..1 by the best hit (skipped when $fulltext_terms is null);
 // (c) the entities named exactly in $seed_canonicals.
@@ -24,7 +24,11 @@ CALL () {
   MATCH (n:Entity)
   RETURN count(n) AS total
 }
-CALL (scope_size, total) {
+CALL () {
+  OPTIONAL MATCH (p:ScopePartition {scope: $scope})
+  RETURN p.index AS partition_index
+}
+CALL (scope_size, total, partition_index) {
   // the guard sits inside the seek value: a WHERE on the branch alone is evaluated after the seek
   MATCH (n:Entity)
   WHERE n.scope = CASE WHEN $embedding IS NOT NULL AND scope_size <= $scan_limit THEN $scope END
@@ -36,9 +40,10 @@ CALL (scope_size, total) {
   LIMIT $top_k
   UNION ALL
   WITH * WHERE $embedding IS NOT NULL AND scope_size > $scan_limit
-  WITH toInteger(ceil(toFloat($top_k) * total / scope_size)) AS wanted
+  WITH toInteger(ceil(toFloat($top_k) * total / scope_size)) AS wanted, partition_index
   CALL db.index.vector.queryNodes(
-    'entity_embedding', CASE WHEN wanted > $max_k THEN $max_k ELSE wanted END, $embedding)
+    coalesce(partition_index, 'entity_embedding'),
+    CASE WHEN partition_index IS NOT NULL THEN $top_k WHEN wanted > $max_k THEN $max_k ELSE wanted END, $embedding)
   YIELD node
   WITH node WHERE node.scope = $scope
   WITH node, 2 * vector.similarity.cosine(node.embedding, $embedding) - 1 AS cosine

@@ -10,7 +10,10 @@
 // Entities: an existing one (is_new false) is found by id in the scope. Any other is MERGEd on
 // (scope, canonical): a concurrent add that created the same name first turns ours into a mention
 // of theirs. Each stored entity gets one mention per add, however often the add names it. A created
-// entity also gets its display label (label: from a fixed allow-list, or null), for Browser colours.
+// entity also gets its display label (label: from a fixed allow-list, or null), for Browser colours,
+// and the scope's partition label when the scope has its own vector index (partition_index.cypher).
+// Returns the scope's entity count and whether it is partitioned, so the store can partition a
+// scope that grew past its threshold.
 // Relations find their endpoints by id, else by the canonical name of the entity written with that
 // id. A relation (source, type, destination) with a current instance gets one more mention;
 // otherwise a new instance is created. The type is a parameter even there (dynamic types).
@@ -70,6 +73,8 @@ CALL () {
     CALL (e, x) {
       WITH * WHERE e.id = x.id AND e.embedding IS NULL
       CALL db.create.setNodeVectorProperty(e, 'embedding', x.embedding)
+      OPTIONAL MATCH (p:ScopePartition {scope: $scope})
+      FOREACH (label IN CASE WHEN p IS NULL THEN [] ELSE [p.label] END | SET e:$(label))
       WITH e, x
       WHERE x.label IS NOT NULL
       SET e:$(x.label)
@@ -172,4 +177,9 @@ CALL () {
   }
   RETURN count(c) AS logged
 }
-RETURN invalidated, entities, missing, memories, logged
+CALL () {
+  MATCH (n:Entity) WHERE n.scope = $scope
+  RETURN count(n) AS scope_size
+}
+OPTIONAL MATCH (partition:ScopePartition {scope: $scope})
+RETURN invalidated, entities, missing, memories, logged, scope_size, partition IS NOT NULL AS partitioned

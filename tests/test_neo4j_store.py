@@ -27,6 +27,7 @@ from graphmem.stores.base import EntityCandidate, GraphQuery, MemoryQuery, relat
 from graphmem.stores.neo4j import Neo4jStore, queries
 from graphmem.stores.neo4j import conversation as log_queries
 from graphmem.stores.neo4j import memories as memory_queries
+from graphmem.stores.neo4j import partition
 from graphmem.stores.neo4j.queries import VectorPlan
 from graphmem.stores.neo4j.store import redact_url
 from graphmem.types import (
@@ -137,6 +138,9 @@ def sample_statements():
         log_queries.set_summary(scope, "summary", 3, T0),
         queries.delete_all(scope),
         queries.reset(),
+        partition.create_index(scope, TEST_DIMS),
+        partition.label_scope(scope, record=True),
+        partition.await_index(scope, 10),
     ]
 
 
@@ -145,6 +149,14 @@ def test_statements_pass_exactly_the_parameters_their_files_use():
     for stmt in statements:
         assert set(stmt.params) == used_params(stmt.text), stmt.name
     assert {s.name for s in statements} == set(list_cypher()), "every file is used, every statement has a file"
+
+
+def test_partition_ddl_holds_only_checked_names():
+    scope = Scope.of(user_id='x`]->() DETACH DELETE n //', agent_id="🙂")
+    label, index = partition.names(scope)
+    text = partition.create_index(scope, TEST_DIMS).text
+    assert re.fullmatch(r"Scope_[0-9a-f]{24}", label) and re.fullmatch(r"entity_embedding_[0-9a-f]{24}", index)
+    assert "__" not in text.split("CREATE", 1)[1] and "DETACH" not in text and label in text and index in text
 
 
 def test_python_modules_hold_no_cypher():
@@ -240,7 +252,7 @@ class FakeDriver:
 
             def run(self, text, params):
                 driver.calls.append(("run",))
-                return FakeResult([{"missing": 0, "deleted": 3}])
+                return FakeResult([{"missing": 0, "deleted": 3, "scope_size": 1, "partitioned": False}])
 
         return Session()
 
@@ -798,3 +810,50 @@ def test_the_store_silences_server_notifications(neo4j_uri, scope, caplog):
         store.conversation(scope, 5)
         store.search_memories(scope, MemoryQuery(axis(0), "a", filters={"x": 1}))
     assert [r for r in caplog.records if r.name.startswith("neo4j.notifications")] == []
+
+
+# --- scope partitions -----------------------------------------------------------------------------
+
+
+def _random_unit(rng: random.Random) -> list[float]:
+    vec = [rng.gauss(0, 1) for _ in range(TEST_DIMS)]
+    norm = math.sqrt(sum(v * v for v in vec))
+    return [v / norm for v in vec]
+
+
+def test_a_large_scope_gets_its_own_vector_index_and_searches_use_it(neo4j_uri):
+    plan = VectorPlan(scan_limit=5, partition_size=20)
+    rng = random.Random(7)
+    scope = Scope.of(user_id=f"big-{uuid.uuid4().hex[:8]}")
+    other = Scope.of(user_id=f"other-{uuid.uuid4().hex[:8]}")
+    with Neo4jStore(url=neo4j_uri, embedding_dims=TEST_DIMS, vector_plan=plan) as store:
+        store.setup()
+        people = [ent(f"person {i}", _random_unit(rng)) for i in range(30)]
+        add(store, scope, people, [rel(people[i], "knows", people[i + 1]) for i in range(29)])
+        twin = ent("person 3", people[3].embedding)  # same vector in another scope: must never leak
+        add(store, other, [twin])
+        label, index = partition.names(scope)
+        with GraphDatabase.driver(neo4j_uri, auth=None) as driver:
+            marker, _, _ = driver.execute_query("MATCH (p:ScopePartition {scope: $s}) RETURN p.index AS index", s=scope.key)
+            labelled, _, _ = driver.execute_query(
+                "MATCH (n:Entity) WHERE n.scope = $s RETURN count(n) AS all, sum(CASE WHEN $l IN labels(n) THEN 1 ELSE 0 END) AS tagged",
+                s=scope.key, l=label, routing_=RoutingControl.READ,
+            )
+            indexes, _, _ = driver.execute_query("SHOW VECTOR INDEXES YIELD name WHERE name = $i RETURN name", i=index)
+        assert [r["index"] for r in marker] == [index] and len(indexes) == 1
+        assert labelled[0]["all"] == labelled[0]["tagged"] == 30
+
+        # resolution and search go through the partition index and stay in the scope
+        (found,) = store.match_entities(scope, [EntityCandidate("someone else", people[12].embedding)], 0.9)
+        assert found is not None and found.id == people[12].id
+        hits = store.search_graph(scope, GraphQuery(embedding=people[20].embedding, text="", seed_canonicals=[], top_k=1, threshold=0.9))
+        assert hits and {h.source_id for h in hits} | {h.destination_id for h in hits} >= {people[20].id}
+        assert all(twin.id not in (h.source_id, h.destination_id) for h in hits)
+
+        # an entity created after partitioning carries the label and is found through the index
+        late = ent("late arrival", _random_unit(rng))
+        add(store, scope, [late])
+        (again,) = store.match_entities(scope, [EntityCandidate("late", late.embedding)], 0.9)
+        assert again is not None and again.id == late.id
+        store.delete_all(scope)
+        store.delete_all(other)

@@ -8,6 +8,7 @@ boundary (translate.py).
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Sequence
 from datetime import datetime
@@ -17,15 +18,16 @@ import neo4j
 from neo4j import GraphDatabase, RoutingControl
 from neo4j.exceptions import ConfigurationError
 
-from graphmem.errors import ConfigError, InvalidInputError
+from graphmem.errors import ConfigError, InvalidInputError, StoreError
 from graphmem.stores.base import EntityCandidate, GraphQuery, GraphStore, MemoryQuery
 from graphmem.stores.neo4j import conversation as log_queries
 from graphmem.stores.neo4j import memories as memory_queries
-from graphmem.stores.neo4j import queries
+from graphmem.stores.neo4j import partition, queries
 from graphmem.stores.neo4j.translate import reason, redact_url, translated
 from graphmem.stores.neo4j.values import Statement, VectorPlan
 from graphmem.types import Conversation, Entity, GraphWrite, MemoryItem, Relation, Scope
 
+log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 #: The default matches OpenAI's text-embedding-3-small; pass the embedder's ``dims``.
@@ -191,15 +193,30 @@ class Neo4jStore(GraphStore):
                 self._check_dims(memory.embedding)
         stmt = queries.write_graph(write)  # raises InvalidInputError for a malformed item: nothing written
 
-        def work(tx: neo4j.ManagedTransaction) -> None:
-            missing = self._run(tx, stmt)[0]["missing"]
-            if missing:
+        def work(tx: neo4j.ManagedTransaction) -> neo4j.Record:
+            row = self._run(tx, stmt)[0]
+            if row["missing"]:
                 # raising inside the transaction function rolls the whole add back
                 raise InvalidInputError(
-                    f"{missing} relation endpoint(s) are not entities of scope {write.scope.key}; nothing was written"
+                    f"{row['missing']} relation endpoint(s) are not entities of scope {write.scope.key}; nothing was written"
                 )
+            return row
 
-        self._in_write_transaction(work)
+        row = self._in_write_transaction(work)
+        if row["scope_size"] > self.vector_plan.partition_size and not row["partitioned"]:
+            self.partition_scope(write.scope)
+
+    def partition_scope(self, scope: Scope) -> None:
+        """Give the scope a vector index of its own (once; see partition.py). Done after a write
+        that took the scope past VectorPlan.partition_size; a failure is logged and searches keep
+        using the global index."""
+        try:
+            self._query(partition.create_index(scope, self.embedding_dims), read=False)
+            self._query(partition.label_scope(scope, record=False), read=False)
+            self._query(partition.await_index(scope, self.index_wait_seconds), read=False)
+            self._query(partition.label_scope(scope, record=True), read=False)  # again: entities created meanwhile
+        except StoreError:
+            log.warning("could not partition scope %s; searches keep using the global index", scope.key, exc_info=True)
 
     def search_graph(self, scope: Scope, query: GraphQuery) -> list[Relation]:
         if query.embedding:

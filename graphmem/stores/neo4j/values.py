@@ -25,10 +25,11 @@ class Statement:
 
     name: str
     params: Mapping[str, Any] = field(default_factory=dict)
+    text_override: str | None = None  # only partition.create_index: a file with checked names filled in
 
     @property
     def text(self) -> str:
-        return load_cypher(self.name)
+        return self.text_override if self.text_override is not None else load_cypher(self.name)
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,7 @@ class VectorPlan:
     max_k: int = 4000  # cap on the oversampled k asked from the vector index
     match_k: int = 10  # neighbours wanted per candidate before oversampling (match_entities)
     fulltext_k: int = 4  # fulltext hits asked per wanted hit, for those of other scopes or deleted
+    partition_size: int = 5000  # a scope with more entities gets a vector index of its own (partition.py)
 
 
 # --- values in and out --------------------------------------------------------------------------

@@ -1,0 +1,3 @@
+// Wait until one index is online.
+// Parameters: $index, $timeout_seconds
+CALL db.awaitIndex($index, $timeout_seconds)
