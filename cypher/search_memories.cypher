@@ -14,6 +14,8 @@
 // Fulltext pre-filters by the scope's tokens inside Lucene (boost 0, so the score is the text's);
 // $fulltext_options carries the Lucene hit limit (none when filters make hits scarce).
 //
+// A partitioned scope (partition_label.cypher) is asked through its own memory index with k = 2 ×
+// top_k (soft-deleted memories share that index).
 // Parameters: $scope, $embedding, $top_k, $scan_limit, $max_k, $fulltext_terms, $fulltext_scope,
 //             $fulltext_options, $filters, $as_of
 CALL () {
@@ -24,17 +26,22 @@ CALL () {
   MATCH (m:Memory)
   RETURN count(m) AS total
 }
-WITH scope_size, total, scope_size <= $scan_limit OR size($filters) > 0 AS exact
-CALL (scope_size, total, exact) {
+CALL () {
+  OPTIONAL MATCH (p:ScopePartition {scope: $scope})
+  RETURN p.memory_index AS partition_index
+}
+WITH scope_size, total, partition_index, scope_size <= $scan_limit OR size($filters) > 0 AS exact
+CALL (scope_size, total, exact, partition_index) {
   // the plan's guard sits in the seek value: a WHERE alone would be checked after the seek
   MATCH (m:Memory)
   WHERE m.scope = CASE WHEN exact THEN $scope END
   RETURN m
   UNION ALL
   WITH * WHERE NOT exact
-  WITH toInteger(ceil(toFloat($top_k) * total / scope_size)) AS wanted
+  WITH toInteger(ceil(toFloat($top_k) * total / scope_size)) AS wanted, partition_index
   CALL db.index.vector.queryNodes(
-    'memory_embedding', CASE WHEN wanted > $max_k THEN $max_k ELSE wanted END, $embedding)
+    coalesce(partition_index, 'memory_embedding'),
+    CASE WHEN partition_index IS NOT NULL THEN 2 * $top_k WHEN wanted > $max_k THEN $max_k ELSE wanted END, $embedding)
   YIELD node
   WITH node AS m WHERE m.scope = $scope
   RETURN m

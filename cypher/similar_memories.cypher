@@ -6,6 +6,8 @@
 // neighbours oversampled by total / scope size (capped at $max_k), keeps the scope's live ones and
 // rescores them exactly. vector.similarity.cosine reports (1 + cosine) / 2: converted back to cosine.
 //
+// A partitioned scope (partition_label.cypher) is asked through its own memory index with k = 2 ×
+// top_k (soft-deleted memories share that index).
 // Parameters: $scope, $embeddings, $top_k, $scan_limit, $max_k
 CALL () {
   MATCH (m:Memory) WHERE m.scope = $scope
@@ -15,6 +17,10 @@ CALL () {
   MATCH (m:Memory)
   RETURN count(m) AS total
 }
+CALL () {
+  OPTIONAL MATCH (p:ScopePartition {scope: $scope})
+  RETURN p.memory_index AS partition_index
+}
 CALL (scope_size) {
   // the plan's guard sits in the seek value: a WHERE alone would be checked after the seek
   MATCH (m:Memory)
@@ -22,16 +28,17 @@ CALL (scope_size) {
   RETURN collect({node: m, embedding: m.embedding}) AS scanned
 }
 UNWIND range(0, size($embeddings) - 1) AS i
-WITH i, $embeddings[i] AS embedding, scope_size, total, scanned
-CALL (embedding, scope_size, total, scanned) {
-  CALL (embedding, scope_size, total, scanned) {
+WITH i, $embeddings[i] AS embedding, scope_size, total, scanned, partition_index
+CALL (embedding, scope_size, total, scanned, partition_index) {
+  CALL (embedding, scope_size, total, scanned, partition_index) {
     UNWIND scanned AS row
     RETURN row.node AS m, row.embedding AS stored
     UNION ALL
     WITH * WHERE scope_size > $scan_limit
-    WITH embedding, toInteger(ceil(toFloat($top_k) * total / scope_size)) AS wanted
+    WITH embedding, toInteger(ceil(toFloat($top_k) * total / scope_size)) AS wanted, partition_index
     CALL db.index.vector.queryNodes(
-      'memory_embedding', CASE WHEN wanted > $max_k THEN $max_k ELSE wanted END, embedding)
+      coalesce(partition_index, 'memory_embedding'),
+      CASE WHEN partition_index IS NOT NULL THEN 2 * $top_k WHEN wanted > $max_k THEN $max_k ELSE wanted END, embedding)
     YIELD node
     WITH node WHERE node.scope = $scope AND node.deleted_at IS NULL
     RETURN node AS m, node.embedding AS stored

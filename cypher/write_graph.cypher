@@ -126,6 +126,8 @@ CALL () {
           m.metadata = x.metadata, m.role = x.role, m.created_at = $at, m.updated_at = $at, m.seq = x.seq
       WITH m, x
       CALL db.create.setNodeVectorProperty(m, 'embedding', x.embedding)
+      OPTIONAL MATCH (p:ScopePartition {scope: $scope})
+      FOREACH (label IN CASE WHEN p IS NULL THEN [] ELSE [p.memory_label] END | SET m:$(label))
       RETURN m
       UNION ALL
       WITH * WHERE x.event = 'UPDATE' AND known.scope = $scope AND known.deleted_at IS NULL

@@ -138,9 +138,9 @@ def sample_statements():
         log_queries.set_summary(scope, "summary", 3, T0),
         queries.delete_all(scope),
         queries.reset(),
-        partition.create_index(scope, TEST_DIMS),
+        *partition.create_indexes(scope, TEST_DIMS),
         partition.label_scope(scope, record=True),
-        partition.await_index(scope, 10),
+        *partition.await_indexes(scope, 10),
     ]
 
 
@@ -153,10 +153,12 @@ def test_statements_pass_exactly_the_parameters_their_files_use():
 
 def test_partition_ddl_holds_only_checked_names():
     scope = Scope.of(user_id='x`]->() DETACH DELETE n //', agent_id="🙂")
-    label, index = partition.names(scope)
-    text = partition.create_index(scope, TEST_DIMS).text
-    assert re.fullmatch(r"Scope_[0-9a-f]{24}", label) and re.fullmatch(r"entity_embedding_[0-9a-f]{24}", index)
-    assert "__" not in text.split("CREATE", 1)[1] and "DETACH" not in text and label in text and index in text
+    n = partition.names(scope)
+    assert re.fullmatch(r"Scope_[0-9a-f]{24}", n["label"]) and re.fullmatch(r"entity_embedding_[0-9a-f]{24}", n["index"])
+    assert re.fullmatch(r"ScopeMemory_[0-9a-f]{24}", n["memory_label"])
+    for stmt in partition.create_indexes(scope, TEST_DIMS):
+        text = stmt.text.split("CREATE", 1)[1]
+        assert "__" not in text and "DETACH" not in text
 
 
 def test_python_modules_hold_no_cypher():
@@ -832,7 +834,8 @@ def test_a_large_scope_gets_its_own_vector_index_and_searches_use_it(neo4j_uri):
         add(store, scope, people, [rel(people[i], "knows", people[i + 1]) for i in range(29)])
         twin = ent("person 3", people[3].embedding)  # same vector in another scope: must never leak
         add(store, other, [twin])
-        label, index = partition.names(scope)
+        names = partition.names(scope)
+        label, index = names["label"], names["index"]
         with GraphDatabase.driver(neo4j_uri, auth=None) as driver:
             marker, _, _ = driver.execute_query("MATCH (p:ScopePartition {scope: $s}) RETURN p.index AS index", s=scope.key)
             labelled, _, _ = driver.execute_query(
@@ -855,5 +858,15 @@ def test_a_large_scope_gets_its_own_vector_index_and_searches_use_it(neo4j_uri):
         add(store, scope, [late])
         (again,) = store.match_entities(scope, [EntityCandidate("late", late.embedding)], 0.9)
         assert again is not None and again.id == late.id
+        # memories of a partitioned scope carry its memory label and are found through its index
+        facts = [MemoryWrite("ADD", new_id(), f"fact {i} likes long walks", _random_unit(rng), {}, "user") for i in range(8)]
+        store.write(GraphWrite(new_id(), scope, T0, memories=facts))  # more than scan_limit: the index path
+        fact = facts[5]
+        hits = store.search_memories(scope, MemoryQuery(fact.embedding, "", top_k=3))
+        assert hits and hits[0].id == fact.id
+        assert store.similar_memories(scope, [fact.embedding], 1)[0][0].id == fact.id
+        with GraphDatabase.driver(neo4j_uri, auth=None) as driver:
+            rows, _, _ = driver.execute_query("MATCH (m:Memory {id: $id}) RETURN labels(m) AS labels", id=fact.id)
+        assert names["memory_label"] in rows[0]["labels"]
         store.delete_all(scope)
         store.delete_all(other)

@@ -20,26 +20,37 @@ from graphmem.types import Scope
 _SAFE = re.compile(r"^[A-Za-z][A-Za-z0-9_]{1,80}$")
 
 
-def names(scope: Scope) -> tuple[str, str]:
-    """(label, index name) of the scope's partition."""
+def names(scope: Scope) -> dict[str, str]:
+    """Labels and index names of the scope's partition (entities and memories)."""
     digest = hashlib.sha256(scope.key.encode("utf-8")).hexdigest()[:24]
-    label, index = f"Scope_{digest}", f"entity_embedding_{digest}"
-    for name in (label, index):
+    out = {
+        "label": f"Scope_{digest}",
+        "index": f"entity_embedding_{digest}",
+        "memory_label": f"ScopeMemory_{digest}",
+        "memory_index": f"memory_embedding_{digest}",
+    }
+    for name in out.values():
         if not _SAFE.match(name):  # cannot happen for a hex digest; checked because it becomes Cypher text
             raise StoreError(f"unsafe partition name {name!r}")
-    return label, index
+    return out
 
 
-def create_index(scope: Scope, dimensions: int) -> Statement:
-    label, index = names(scope)
-    text = load_cypher("partition_index").replace("__INDEX__", index).replace("__LABEL__", label)
-    return Statement("partition_index", {"dimensions": dimensions}, text_override=text)
+def create_indexes(scope: Scope, dimensions: int) -> list[Statement]:
+    n = names(scope)
+    template = load_cypher("partition_index")
+    return [
+        Statement("partition_index", {"dimensions": dimensions}, text_override=template.replace("__INDEX__", index).replace("__LABEL__", label))
+        for label, index in ((n["label"], n["index"]), (n["memory_label"], n["memory_index"]))
+    ]
 
 
 def label_scope(scope: Scope, record: bool) -> Statement:
-    label, index = names(scope)
-    return Statement("partition_label", {"scope": scope.key, "label": label, "index": index if record else None})
+    n = names(scope)
+    params = {"scope": scope.key, "label": n["label"], "memory_label": n["memory_label"]}
+    params.update(index=n["index"] if record else None, memory_index=n["memory_index"] if record else None)
+    return Statement("partition_label", params)
 
 
-def await_index(scope: Scope, timeout_seconds: int) -> Statement:
-    return Statement("await_index", {"index": names(scope)[1], "timeout_seconds": timeout_seconds})
+def await_indexes(scope: Scope, timeout_seconds: int) -> list[Statement]:
+    n = names(scope)
+    return [Statement("await_index", {"index": n[k], "timeout_seconds": timeout_seconds}) for k in ("index", "memory_index")]

@@ -211,10 +211,12 @@ class Neo4jStore(GraphStore):
         that took the scope past VectorPlan.partition_size; a failure is logged and searches keep
         using the global index."""
         try:
-            self._query(partition.create_index(scope, self.embedding_dims), read=False)
+            for stmt in partition.create_indexes(scope, self.embedding_dims):
+                self._query(stmt, read=False)
             self._query(partition.label_scope(scope, record=False), read=False)
-            self._query(partition.await_index(scope, self.index_wait_seconds), read=False)
-            self._query(partition.label_scope(scope, record=True), read=False)  # again: entities created meanwhile
+            for stmt in partition.await_indexes(scope, self.index_wait_seconds):
+                self._query(stmt, read=False)
+            self._query(partition.label_scope(scope, record=True), read=False)  # again: nodes created meanwhile
         except StoreError:
             log.warning("could not partition scope %s; searches keep using the global index", scope.key, exc_info=True)
 
