@@ -14,7 +14,8 @@
 // Fulltext pre-filters by the scope's tokens inside Lucene (boost 0, so the score is the text's);
 // $fulltext_options carries the Lucene hit limit (none when filters make hits scarce).
 //
-// A partitioned scope (partition_label.cypher) is asked through its own memory index with k = 2 ×
+// A partitioned scope (partition_label.cypher) is asked through its own memory index (not scanned,
+// whatever its memory count, unless filters are given) with k = 2 ×
 // top_k (soft-deleted memories share that index).
 // Parameters: $scope, $embedding, $top_k, $scan_limit, $max_k, $fulltext_terms, $fulltext_scope,
 //             $fulltext_options, $filters, $as_of
@@ -30,7 +31,8 @@ CALL () {
   OPTIONAL MATCH (p:ScopePartition {scope: $scope})
   RETURN p.memory_index AS partition_index
 }
-WITH scope_size, total, partition_index, scope_size <= $scan_limit OR size($filters) > 0 AS exact
+WITH scope_size, total, partition_index,
+     size($filters) > 0 OR (scope_size <= $scan_limit AND partition_index IS NULL) AS exact
 CALL (scope_size, total, exact, partition_index) {
   // the plan's guard sits in the seek value: a WHERE alone would be checked after the seek
   MATCH (m:Memory)
