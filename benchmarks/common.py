@@ -142,15 +142,23 @@ def load_minilm(model_dir: str | Path = DEFAULT_MODEL_DIR) -> Embedder:
 # --- Neo4j ---------------------------------------------------------------------------------------
 
 
-def start_private_neo4j(bolt_port: int, http_port: int, data_dir: str | None, heap: str | None = None,
-                        pagecache: str | None = None) -> Any:
-    """Start (or reuse) the project's Neo4j on its own ports and data folder; returns the launcher."""
-    from graphmem.launcher import Neo4jLauncher
+class PrivateNeo4j:
+    """The project's Neo4j (graphmem.launcher) on its own ports and data folder, so benchmarks never
+    touch the server tests use on 7687. Reused when already running there; ``stop`` only stops a
+    server this object started."""
 
-    folder = Path(data_dir) if data_dir else Path(tempfile.gettempdir()) / f"graphmem-bench-neo4j-{bolt_port}"
-    launcher = Neo4jLauncher(bolt_port=bolt_port, http_port=http_port, data_dir=folder, heap=heap, pagecache=pagecache)
-    launcher.start(timeout=600)
-    return launcher
+    def __init__(self, bolt_port: int, http_port: int, data_dir: str | None = None, heap: str | None = None,
+                 pagecache: str | None = None) -> None:
+        from graphmem.launcher import Neo4jLauncher
+
+        folder = Path(data_dir) if data_dir else Path(tempfile.gettempdir()) / f"graphmem-bench-neo4j-{bolt_port}"
+        self.launcher = Neo4jLauncher(bolt_port=bolt_port, http_port=http_port, data_dir=folder, heap=heap, pagecache=pagecache)
+        self.started_here = not self.launcher.is_running()
+        self.uri = self.launcher.start(timeout=600)
+
+    def stop(self) -> None:
+        if self.started_here:
+            self.launcher.stop()
 
 
 def neo4j_server_version(url: str) -> str | None:

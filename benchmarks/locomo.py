@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import common
-from benchmarks.locomo_data import CATEGORIES, Conversation, Document, load
+from benchmarks.locomo_data import CATEGORIES, Conversation, load
 from graphmem import Memory
 from graphmem.testing import ScriptedLLMServer
 
@@ -50,15 +50,17 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-def open_store(kind: str, args: argparse.Namespace, dims: int, workdir: Path) -> tuple[Any, str | None]:
+def open_store(kind: str, args: argparse.Namespace, dims: int, workdir: Path) -> tuple[Any, str | None, Any]:
+    """The store, the Neo4j server's version, and the private Neo4j started for it (stop it after)."""
     if kind == "embedded":
         from graphmem.stores.embedded import EmbeddedStore
 
-        return EmbeddedStore(workdir / "embedded", embedding_dims=dims), None
+        return EmbeddedStore(workdir / "embedded", embedding_dims=dims), None, None
     from graphmem.stores.neo4j import Neo4jStore
 
-    url = args.neo4j_url or common.start_private_neo4j(args.bolt_port, args.http_port, args.data_dir).uri
-    return Neo4jStore(url=url, embedding_dims=dims), common.neo4j_server_version(url)
+    private = None if args.neo4j_url else common.PrivateNeo4j(args.bolt_port, args.http_port, args.data_dir)
+    url = args.neo4j_url or private.uri
+    return Neo4jStore(url=url, embedding_dims=dims), common.neo4j_server_version(url), private
 
 
 def scopes_of(conv: Conversation, args: argparse.Namespace, tag: str) -> dict[str, str]:
@@ -108,7 +110,7 @@ def recall_at(ranked: list[list[str]], evidence: list[str], k: int) -> float:
 
 def run_store(kind: str, args: argparse.Namespace, convs: list[Conversation], embedder: common.CachedEmbedder,
               workdir: Path) -> dict[str, Any]:
-    store, server_version = open_store(kind, args, embedder.dims, workdir)
+    store, server_version, private = open_store(kind, args, embedder.dims, workdir)
     tag = uuid.uuid4().hex[:8]
     scores: dict[str, dict[int, dict[int, list[float]]]] = {p: defaultdict(lambda: defaultdict(list)) for p in args.presets}
     latency: dict[str, list[float]] = defaultdict(list)
@@ -137,6 +139,8 @@ def run_store(kind: str, args: argparse.Namespace, convs: list[Conversation], em
             assert not server.requests, "the LOCOMO benchmark must not call the LLM"
         finally:
             memory.close()
+            if private is not None:
+                private.stop()
     return {"store": kind, "neo4j_server": server_version, "documents": documents, "ingest_seconds": round(ingest_seconds, 1),
             "presets": {p: summarise(scores[p], latency[p]) for p in args.presets}}
 

@@ -131,14 +131,11 @@ class Memory:
         outcome = AddOutcome(add_id=new_id())
         if not parsed:
             return {"results": [], "relations": []}
-        if self.config.context.summary_every > 0:
-            outcome.conversation = self.store.conversation(scope, 0)
         vectors = self.embedder.embed([m.content for m in parsed])
         outcome.write = GraphWrite(add_id=outcome.add_id, scope=scope, at=utcnow(), keep_messages=self.config.context.max_messages)
         outcome.write.memories = [MemoryWrite("ADD", new_id(), m.content, v, metadata, m.role) for m, v in zip(parsed, vectors)]
         outcome.write.messages = log_messages([m for m in parsed if m.role in ("user", "assistant")], reference_time)
-        self._commit(outcome)
-        self._maybe_summarize(scope, outcome)
+        self._commit(outcome)  # logged, so the next infer=True add's summary covers these messages too
         return {"results": outcome.results(), "relations": []}
 
     def _maybe_summarize(self, scope: Scope, outcome: AddOutcome) -> None:

@@ -7,7 +7,7 @@ import uuid
 import networkx as nx
 
 from conftest import TEST_DIMS
-from helpers import graph, make_memory, triples
+from helpers import graph, make_memory, script, triples
 
 
 def _memory(server, store, tmp_path, **context):
@@ -121,3 +121,13 @@ def test_summarize_on_demand(server, store, tmp_path, uid):
     assert memory.summarize(user_id=uid) == {"summary": "Plays the cello."}
     assert memory.get_summary(user_id=uid) == "Plays the cello."
     assert memory.get_summary(user_id="someone-else") is None
+
+
+def test_the_invalidation_stage_sees_the_context_too(server, store, tmp_path, uid):
+    memory = _memory(server, store, tmp_path, summary_every=0)
+    script(server, graph([("Boston", "place")], [("I", "lives_in", "Boston")]))
+    memory.add("I live in Boston.", user_id=uid)
+    script(server, graph([("Boston", "place")], [], deletions=[]))
+    memory.add("Not any more.", user_id=uid)
+    request = [r for r in server.requests if r.tool == "delete_graph_memory"][-1].messages[-1]["content"]
+    assert "I live in Boston." in request.split("Newest messages:")[0]

@@ -166,3 +166,11 @@ def test_only_similar_memories_send_a_fact_to_the_update_stage(server, store, tm
     memory.add("I really like jazz", user_id=uid)
     assert server.calls("update_memory") == 1
     assert sorted(_texts(memory.get_all(user_id=uid))) == ["Likes jazz music a lot", "Works as a pilot"]
+
+
+def test_infer_false_never_calls_the_llm_even_when_a_summary_is_due(server, store, tmp_path, uid):
+    memory = make_memory(server, store, TEST_DIMS, history_db_path=str(tmp_path / "h3.db"), context={"summary_every": 1})
+    for i in range(3):
+        memory.add(f"message {i}", user_id=uid, infer=False)
+    memory.flush()
+    assert server.calls() == 0

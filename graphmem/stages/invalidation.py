@@ -80,6 +80,8 @@ class InvalidationStage:
         shown = "\n".join(f"- {r.source} -- {r.relationship} -- {r.destination}" for r in existing)
         added = "\n".join(f"- {names.get(r.source, r.source)} -- {r.relationship} -- {names.get(r.destination, r.destination)}" for r in new)
         extra = f"Existing relations:\n{shown}\n\nNew relations from the newest messages:\n{added or '- (none)'}"
+        if context:
+            extra = f"{context}\n\n{extra}"
         chat = [{"role": "system", "content": system}, {"role": "user", "content": user_prompt(messages, reference_time, extra)}]
         calls = self.llm.call_tool(self.name, chat, INVALIDATION_TOOL)
         by_key: dict[tuple[str, str, str], list[Relation]] = {}

@@ -1,0 +1,154 @@
+"""Loading and timing for the search-at-scale benchmark: graphmem through its store API, Mem0ᵍ's
+data and query pattern through raw Cypher (benchmarks/cypher/), server time from result summaries."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from benchmarks import common
+from benchmarks.scale_data import Query, Spec, generate_user, queries, writes
+from graphmem.stores.base import GraphQuery, GraphStore, MemoryQuery
+from graphmem.types import Scope
+
+CYPHER = Path(__file__).resolve().parent / "cypher"
+MEM0_THRESHOLD, MEM0_LIMIT = 0.7, 100
+
+
+class TimedDriver:
+    """Delegates to a neo4j Driver and adds up the server time of every execute_query."""
+
+    def __init__(self, driver: Any) -> None:
+        self._driver = driver
+        self.server_ms = 0.0
+
+    def execute_query(self, *args: Any, **kwargs: Any) -> Any:
+        records, summary, keys = self._driver.execute_query(*args, **kwargs)
+        self.server_ms += (summary.result_available_after or 0) + (summary.result_consumed_after or 0)
+        return records, summary, keys
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._driver, name)
+
+
+def has_memories(store: GraphStore) -> bool:
+    return type(store).search_memories is not GraphStore.search_memories
+
+
+def progress(label: str, done: int, total: int, started: float) -> None:
+    rate = done / max(time.perf_counter() - started, 1e-9)
+    print(f"  {label}: {done:,}/{total:,} users, {rate:.1f} users/s", file=sys.stderr, flush=True)
+
+
+def load_graphmem(store: GraphStore, spec: Spec, user_ids: list[str], memories: bool) -> float:
+    started = time.perf_counter()
+    for n, uid in enumerate(user_ids, start=1):
+        for w in writes(generate_user(spec, uid), memories):
+            store.write(w)
+        if n % 500 == 0 or n == len(user_ids):
+            progress("graphmem", n, len(user_ids), started)
+    return time.perf_counter() - started
+
+
+def load_mem0(driver: Any, spec: Spec, user_ids: list[str], batch_entities: int = 2000) -> float:
+    for stmt in (CYPHER / "mem0_schema.cypher").read_text().split(";"):
+        body = "\n".join(line for line in stmt.splitlines() if not line.lstrip().startswith("//")).strip()
+        if body:
+            driver.execute_query(body)
+    text = (CYPHER / "mem0_load.cypher").read_text()
+    started, batch, size = time.perf_counter(), [], 0
+    for n, uid in enumerate(user_ids, start=1):
+        u = generate_user(spec, uid)
+        batch.append({"user_id": uid, "names": u.names, "embeddings": u.vectors.tolist(),
+                      "relations": [{"s": s, "type": t, "d": d} for s, t, d in u.relations]})
+        size += len(u.names)
+        if size >= batch_entities or n == len(user_ids):
+            driver.execute_query(text, {"users": batch})
+            batch, size = [], 0
+        if n % 500 == 0 or n == len(user_ids):
+            progress("mem0", n, len(user_ids), started)
+    return time.perf_counter() - started
+
+
+def spec_marker(driver: Any, spec: Spec, write: bool = False) -> bool:
+    """A (:GraphmemBenchmark) node records which spec the database holds, so a rerun can skip loading."""
+    key = json.dumps(spec.__dict__, sort_keys=True)
+    if write:
+        driver.execute_query("MERGE (b:GraphmemBenchmark {spec: $spec})", {"spec": key})
+        return True
+    records, _, _ = driver.execute_query("MATCH (b:GraphmemBenchmark {spec: $spec}) RETURN count(b) AS n", {"spec": key})
+    return records[0]["n"] > 0
+
+
+def time_graphmem(store: GraphStore, timer: TimedDriver | None, qs: list[Query], warmup: int) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    kinds = [("search_graph", lambda q: store.search_graph(q_scope(q), GraphQuery(q.vectors[0], q.text, [])))]
+    if has_memories(store):
+        kinds.append(("search_memories", lambda q: store.search_memories(q_scope(q), MemoryQuery(q.vectors[0], q.text, top_k=30))))
+    for name, run in kinds:
+        db, wall, rows, trips = [], [], [], []
+        for i, q in enumerate(qs):
+            before_ms, before_trips = (timer.server_ms if timer else 0.0), store.round_trips
+            started = time.perf_counter()
+            found = run(q)
+            if i >= warmup:
+                wall.append((time.perf_counter() - started) * 1000)
+                db.append((timer.server_ms - before_ms) if timer else None)
+                rows.append(len(found))
+                trips.append(store.round_trips - before_trips)
+        out[name] = {"db_ms": common.percentiles([d for d in db if d is not None]), "wall_ms": common.percentiles(wall),
+                     "mean_results": round(sum(rows) / max(len(rows), 1), 1), "round_trips": max(trips, default=0)}
+    return out
+
+
+def time_mem0(driver: Any, qs: list[Query], warmup: int) -> dict[str, Any]:
+    text = (CYPHER / "mem0_search.cypher").read_text()
+    per_search_db, per_query_db, wall, rows = [], [], [], []
+    for i, q in enumerate(qs):
+        started, total_db, found = time.perf_counter(), 0.0, 0
+        for vec in q.vectors:
+            records, summary, _ = driver.execute_query(
+                text, {"user_id": q.user_id, "n_embedding": vec, "threshold": MEM0_THRESHOLD, "limit": MEM0_LIMIT})
+            db = (summary.result_available_after or 0) + (summary.result_consumed_after or 0)
+            total_db += db
+            found += len(records)
+            if i >= warmup:
+                per_query_db.append(db)
+        if i >= warmup:
+            wall.append((time.perf_counter() - started) * 1000)
+            per_search_db.append(total_db)
+            rows.append(found)
+    return {"db_ms": common.percentiles(per_search_db), "db_ms_per_entity_query": common.percentiles(per_query_db),
+            "wall_ms": common.percentiles(wall), "mean_results": round(sum(rows) / max(len(rows), 1), 1),
+            "round_trips": len(qs[0].vectors) if qs else 0}
+
+
+def q_scope(q: Query) -> Scope:
+    return Scope.of(q.user_id)
+
+
+def workload(spec: Spec, light_users: int, count: int, entities_per_query: int) -> dict[str, list[Query]]:
+    light_ids = [f"light-{i}" for i in range(light_users)]
+    out = {"light": queries(spec, light_ids, count, entities_per_query, salt=1)}
+    if spec.heavy_entities:
+        out["heavy"] = queries(spec, ["heavy-0"], count, entities_per_query, salt=2)
+    return out
+
+
+def time_vector_index(driver: Any, qs: list[Query], ks: list[int], warmup: int) -> dict[str, Any]:
+    """Server time of the global entity vector index alone at each k: how graphmem's large-scope plan
+    (k = top_k x total / scope size) grows when the database grows, used to extrapolate."""
+    out = {}
+    for k in ks:
+        times = []
+        for i, q in enumerate(qs):
+            _, summary, _ = driver.execute_query(
+                "CALL db.index.vector.queryNodes('entity_embedding', $k, $e) YIELD node RETURN count(node) AS n",
+                {"k": k, "e": q.vectors[0]})
+            if i >= warmup:
+                times.append((summary.result_available_after or 0) + (summary.result_consumed_after or 0))
+        out[str(k)] = common.percentiles(times)
+    return out

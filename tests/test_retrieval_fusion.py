@@ -1,0 +1,36 @@
+"""Fusion helpers of the retriever: score fusion, RRF and the neighbour (context) boost."""
+
+from __future__ import annotations
+
+import pytest
+
+from graphmem.retrieval import HYBRID, HYBRID_RRF
+from graphmem.retrieval.fusion import neighbour_boost, rrf, score_sum
+
+
+def test_neighbour_boost_adds_a_share_of_the_best_neighbour_in_storage_order():
+    scores = [1.0, 0.2, 0.5, 0.0]
+    order = [3, 1, 0, 2]  # candidate indexes, oldest first: 3, 1, 0, 2
+    boosted = neighbour_boost(scores, order, 0.5)
+    assert boosted == pytest.approx([1.0 + 0.5 * 0.5, 0.2 + 0.5 * 1.0, 0.5 + 0.5 * 1.0, 0.0 + 0.5 * 0.2])
+
+
+def test_neighbour_boost_without_weight_or_neighbours_changes_nothing():
+    assert neighbour_boost([0.3, 0.7], [0, 1], 0.0) == [0.3, 0.7]
+    assert neighbour_boost([0.3], [0], 0.5) == [0.3]
+
+
+def test_negative_neighbour_scores_add_nothing():
+    assert neighbour_boost([1.0, -2.0], [0, 1], 0.5) == pytest.approx([1.0, -1.5])
+
+
+def test_score_sum_keeps_margins_and_rrf_keeps_ranks():
+    signals = {"vector": [0.9, 0.8, 0.1], "bm25": [10.0, 1.0, 0.0]}
+    fused = score_sum(signals, {"vector": 1.0, "bm25": 1.0})
+    assert fused == pytest.approx([2.0, 0.8 / 0.9 + 0.1, 0.1 / 0.9])
+    ranked = rrf(signals, {"vector": 1.0, "bm25": 1.0}, k=60)
+    assert ranked[0] == pytest.approx(2 / 61) and ranked[2] == pytest.approx(1 / 63)
+
+
+def test_only_the_hybrid_preset_uses_context():
+    assert HYBRID.context > 0 and HYBRID_RRF.context == 0
