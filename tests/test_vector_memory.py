@@ -174,3 +174,16 @@ def test_infer_false_never_calls_the_llm_even_when_a_summary_is_due(server, stor
         memory.add(f"message {i}", user_id=uid, infer=False)
     memory.flush()
     assert server.calls() == 0
+
+
+def test_merged_texts_are_embedded_in_one_batch(memory, server, uid):
+    memory.add(["Likes tea", "Likes chess"], user_id=uid, infer=False)
+    server.enqueue("extract_facts", {"facts": ["Likes green tea", "Likes blitz chess"]})
+    server.enqueue("update_memory", {"memory": [
+        {"id": "0", "text": "Likes tea, green tea most", "event": "UPDATE"},
+        {"id": "1", "text": "Likes chess, blitz most", "event": "UPDATE"},
+    ]})
+    before = memory.embedder.calls
+    result = memory.add("I like green tea and blitz chess", user_id=uid)
+    assert sorted(r["memory"] for r in result["results"]) == ["Likes chess, blitz most", "Likes tea, green tea most"]
+    assert memory.embedder.calls - before == 2  # entities + facts in one batch, both merged texts in another

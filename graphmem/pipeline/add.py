@@ -173,6 +173,9 @@ class AddPipeline:
         write = GraphWrite(add_id=outcome.add_id, scope=scope, at=utcnow())
         _plan_graph(write, entities, new_relations, outcome.retired, reference_time)
         fact_vector = dict(zip(facts, fact_vectors))
+        # texts the update stage wrote itself (merged memories): one more embedding batch, not one per text
+        merged = list(dict.fromkeys(d.text for d in decisions if d.event != "DELETE" and d.text not in fact_vector))
+        fact_vector.update(zip(merged, self.embedder.embed(merged)))
         for decision in decisions:
             write.memories.append(self._memory_write(decision, fact_vector, entities, metadata))
             if decision.memory is not None:
@@ -223,9 +226,7 @@ class AddPipeline:
         if decision.event == "DELETE":
             assert decision.memory is not None
             return MemoryWrite("DELETE", decision.memory.id)
-        vector = fact_vector.get(decision.text)
-        if vector is None:  # merged text the model wrote: embedded on its own (rare, counted)
-            vector = self.embedder.embed_one(decision.text)
+        vector = fact_vector[decision.text]
         folded = decision.text.casefold()
         mentioned = sorted({e.id for e in entities.values() if e.name.casefold() in folded})
         memory_id = decision.memory.id if decision.memory else new_id()

@@ -49,6 +49,11 @@ class PromptTemplate:
     def load(cls, name: str) -> PromptTemplate:
         return cls.parse(name, load_prompt(name))
 
+    def system_prompt(self, custom: str | None, **values: Any) -> str:
+        """The stage's system prompt: the user's custom prompt (its placeholders filled when it uses
+        any) in place of this template, else this template."""
+        return render_text(custom, values) if custom else self.render(**values)
+
     def render(self, **values: Any) -> str:
         missing = set(self.placeholders) - set(values)
         if missing:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from graphmem.llm.base import LLM, ToolSpec
-from graphmem.stages.base import PromptTemplate, render_text
+from graphmem.stages.base import PromptTemplate
 from graphmem.stages.conversation import Message, user_prompt
 from graphmem.types import clean_text, iso
 
@@ -35,7 +35,7 @@ class FactExtractionStage:
     def run(self, messages: list[Message], self_name: str, reference_time: datetime, context: str = "") -> tuple[list[str], int]:
         """Distinct facts in order of appearance, and the number of unusable items dropped."""
         values = {"self_name": self_name, "reference_time": iso(reference_time)}
-        system = render_text(self.custom_prompt, values) if self.custom_prompt else self.template.render(**values)
+        system = self.template.system_prompt(self.custom_prompt, **values)
         chat = [{"role": "system", "content": system}, {"role": "user", "content": user_prompt(messages, reference_time, context)}]
         facts: list[str] = []
         seen: set[str] = set()

@@ -14,7 +14,7 @@ from datetime import datetime
 from pydantic import BaseModel, Field, field_validator
 
 from graphmem.llm.base import LLM, ToolSpec
-from graphmem.stages.base import PromptTemplate, render_text, validate_items
+from graphmem.stages.base import PromptTemplate, validate_items
 from graphmem.stages.conversation import Message, user_prompt
 from graphmem.stages.times import parse_llm_time
 from graphmem.types import canonical_name, display_name, iso, sanitize_relation_type
@@ -136,7 +136,7 @@ class GraphExtractionStage:
 
     def run(self, messages: list[Message], self_name: str, reference_time: datetime, context: str = "") -> GraphExtraction:
         values = {"self_name": self_name, "reference_time": iso(reference_time)}
-        system = render_text(self.custom_prompt, values) if self.custom_prompt else self.template.render(**values)
+        system = self.template.system_prompt(self.custom_prompt, **values)
         chat = [{"role": "system", "content": system}, {"role": "user", "content": user_prompt(messages, reference_time, context)}]
         result = self.llm.call_tools(self.name, chat, [ENTITIES_TOOL, RELATIONS_TOOL])
         out = GraphExtraction(dropped=result.dropped)

@@ -12,7 +12,7 @@ from datetime import datetime
 from pydantic import BaseModel, Field
 
 from graphmem.llm.base import LLM, ToolSpec
-from graphmem.stages.base import PromptTemplate, render_text, validate_items
+from graphmem.stages.base import PromptTemplate, validate_items
 from graphmem.stages.conversation import Message, user_prompt
 from graphmem.stages.graph_extraction import ExtractedRelation
 from graphmem.types import Relation, canonical_name, iso, sanitize_relation_type
@@ -76,7 +76,7 @@ class InvalidationStage:
         ``names`` maps canonical names of the new triples to display names.
         """
         values = {"self_name": self_name, "reference_time": iso(reference_time)}
-        system = render_text(self.custom_prompt, values) if self.custom_prompt else self.template.render(**values)
+        system = self.template.system_prompt(self.custom_prompt, **values)
         shown = "\n".join(f"- {r.source} -- {r.relationship} -- {r.destination}" for r in existing)
         added = "\n".join(f"- {names.get(r.source, r.source)} -- {r.relationship} -- {names.get(r.destination, r.destination)}" for r in new)
         extra = f"Existing relations:\n{shown}\n\nNew relations from the newest messages:\n{added or '- (none)'}"

@@ -15,7 +15,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, field_validator
 
 from graphmem.llm.base import LLM, ToolSpec
-from graphmem.stages.base import PromptTemplate, render_text, validate_items
+from graphmem.stages.base import PromptTemplate, validate_items
 from graphmem.stages.facts import MAX_FACT_CHARS
 from graphmem.types import MemoryItem, clean_text, iso
 
@@ -80,7 +80,7 @@ class MemoryUpdateStage:
 
     def run(self, facts: list[str], existing: list[MemoryItem], reference_time: datetime) -> tuple[list[Decision], int]:
         values = {"reference_time": iso(reference_time)}
-        system = render_text(self.custom_prompt, values) if self.custom_prompt else self.template.render(**values)
+        system = self.template.system_prompt(self.custom_prompt, **values)
         shown = {str(i): m for i, m in enumerate(existing)}
         listing = json.dumps([{"id": k, "text": m.text} for k, m in shown.items()], ensure_ascii=False, indent=1)
         user = f"Existing memories:\n{listing}\n\nNew facts:\n" + json.dumps(facts, ensure_ascii=False, indent=1)
