@@ -88,7 +88,7 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
     """A GitHub-flavoured markdown table (prints well in a terminal and pastes into the README)."""
     cells = [[_fmt(c) for c in row] for row in rows]
     widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
-    line = lambda r: "| " + " | ".join(c.ljust(w) for c, w in zip(r, widths)) + " |"  # noqa: E731
+    line = lambda r: "| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=False)) + " |"  # noqa: E731
     sep = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
     return "\n".join([line(list(headers)), sep, *(line(r) for r in cells)])
 
@@ -126,7 +126,7 @@ class CachedEmbedder(Embedder):
         missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
         if missing:
             self.model_calls += 1
-            self._cache.update(zip(missing, self.inner.embed(missing)))
+            self._cache.update(zip(missing, self.inner.embed(missing), strict=False))
 
     def _embed(self, texts: list[str]) -> list[list[float]]:
         self.prefetch(texts)

@@ -89,7 +89,7 @@ def generate_user(spec: Spec, user_id: str) -> UserData:
     count = int(n * spec.relations_per_entity)
     sources = np.where(rng.random(count) < 0.1, 0, rng.integers(1, n, size=count))
     for src, dst, t in zip(sources.tolist(), rng.integers(1, n, size=count).tolist(),
-                           rng.integers(0, len(RELATION_TYPES), size=count).tolist()):
+                           rng.integers(0, len(RELATION_TYPES), size=count).tolist(), strict=False):
         if src != dst:
             triples[(src, RELATION_TYPES[t], dst)] = None
     relations = list(triples)

@@ -138,7 +138,7 @@ def load_config(path: Path | None) -> dict[str, Any] | None:
     return data
 
 
-def _scope(ns: argparse.Namespace) -> dict[str, str | None]:
+def _scope(ns: argparse.Namespace) -> dict[str, Any]:
     return {key: getattr(ns, key, None) for key in ("user_id", "agent_id", "run_id")}
 
 

@@ -58,11 +58,11 @@ STORIES: dict[str, list[tuple[str, dict[str, Any]]]] = {
 }
 
 
-def story_handler(stories: dict[str, list[tuple[str, dict[str, Any]]]] = STORIES) -> Callable[[str, dict], Any]:
+def story_handler(stories: dict[str, list[tuple[str, dict[str, Any]]]] = STORIES) -> Callable[[str | None, dict], Any]:
     """A ScriptedLLMServer handler answering each tool from the story message in the request."""
     table = {text: replies for story in stories.values() for text, replies in story}
 
-    def handle(tool: str, body: dict) -> Any:
+    def handle(tool: str | None, body: dict) -> Any:
         prompt = str((body.get("messages") or [{}])[-1].get("content", ""))
         if tool == "summarize":
             return {"summary": "The user (Desmond) has a sister, Jesica, who has a dog; the user talked about badminton."}
@@ -77,7 +77,7 @@ def story_handler(stories: dict[str, list[tuple[str, dict[str, Any]]]] = STORIES
         newest = prompt.rsplit("Newest messages:", 1)[-1]
         for text, replies in table.items():
             if text in newest:
-                return replies.get(tool)
+                return replies.get(tool or "")
         return None
 
     return handle
@@ -136,7 +136,7 @@ def run_demo(
         with Memory.from_config(cfg) as memory:
             where = cfg["graph_store"].get("config", {}).get("url", "a temporary folder")
             out(f"Store: {cfg['graph_store']['provider']} ({where}); user_id={U!r} (\"I\" and \"my\" resolve to it).")
-            scope = {"user_id": U}
+            scope: dict[str, Any] = {"user_id": U}
             memory.delete_all(**scope)
             for name, story in STORIES.items():
                 out(f"\n== {name} story ==")
@@ -169,7 +169,7 @@ def _costs(memory: Any) -> tuple[int, int, int]:
 
 
 def _cost_line(before: tuple[int, int, int], after: tuple[int, int, int]) -> str:
-    llm, emb, db = (a - b for a, b in zip(after, before))
+    llm, emb, db = (a - b for a, b in zip(after, before, strict=False))
     return f"LLM calls {llm}, embedding calls {emb}, DB round trips {db}"
 
 

@@ -102,7 +102,7 @@ def describe_store(store: GraphStore) -> str:
     from graphmem.stores.neo4j.store import redact_url
 
     if hasattr(store, "url"):
-        return f"the Neo4j store at {redact_url(store.url)}"  # type: ignore[attr-defined]
+        return f"the Neo4j store at {redact_url(store.url)}"
     return f"the embedded store at {getattr(store, 'path', '?')}"
 
 
@@ -138,7 +138,7 @@ def _present(values: dict[str, Any]) -> dict[str, Any]:
 
 def to_networkx(graph: ScopeGraph) -> nx.MultiDiGraph:
     """Nodes keyed by entity id, edges keyed by relation id; ``label`` attributes for Gephi."""
-    g = nx.MultiDiGraph(**_present({**graph.scope.properties(), "scope": graph.scope.key}))
+    g: nx.MultiDiGraph[str] = nx.MultiDiGraph(**_present({**graph.scope.properties(), "scope": graph.scope.key}))
     for e in graph.entities:
         g.add_node(e.id, **_present({"label": e.name, "name": e.name, "canonical": e.canonical,
                                       "entity_type": e.entity_type, "mentions": e.mentions,
@@ -188,7 +188,7 @@ def to_cypher(graph: ScopeGraph, target: Scope | None = None) -> str:
     scope_props = {"scope": scope.key, **scope.properties()}
     for e in graph.entities:
         labels = ["Entity"] + [label for label in [type_label(e.entity_type)] if label]
-        props = {"id": new_id(e.id), "name": e.name, "canonical": e.canonical, "entity_type": e.entity_type,
+        props: dict[str, Any] = {"id": new_id(e.id), "name": e.name, "canonical": e.canonical, "entity_type": e.entity_type,
                  "mentions": e.mentions, "created_at": e.created_at, "updated_at": e.updated_at, **scope_props}
         lines.append(f"CREATE (:{':'.join(cypher_identifier(label) for label in labels)} {cypher_map(props)});")
     for r in graph.relations:

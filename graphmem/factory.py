@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 import openai
 
 from graphmem.config import (
@@ -27,7 +29,8 @@ def build_llm(config: LLMConfig) -> LLM:
         client: openai.OpenAI | None = None
         if config.provider == "azure_openai":
             client = openai.AzureOpenAI(
-                api_key=key, api_version=s.api_version, azure_endpoint=s.azure_endpoint, timeout=s.timeout, max_retries=0
+                # None lets the SDK read AZURE_OPENAI_ENDPOINT; its overloads only declare str
+                api_key=key, api_version=s.api_version, azure_endpoint=cast(str, s.azure_endpoint), timeout=s.timeout, max_retries=0
             )
         return OpenAILLM(
             model=s.model,
@@ -48,7 +51,7 @@ def build_embedder(config: EmbedderConfig) -> Embedder:
     return create_embedder(config.provider, dict(config.config))
 
 
-def build_store(config: GraphStoreConfig, embedding_dims: int, **neo4j_options: float) -> GraphStore:
+def build_store(config: GraphStoreConfig, embedding_dims: int, **neo4j_options: Any) -> GraphStore:
     """The configured store; ``neo4j_options`` (e.g. connection_timeout) go to the Neo4j driver."""
     settings = config.settings()
     if isinstance(settings, Neo4jSettings):

@@ -120,7 +120,7 @@ class History:
             rows = self._db.execute(
                 f"SELECT {', '.join(COLUMNS)} FROM history WHERE memory_id = ? AND committed = 1 ORDER BY seq", (memory_id,)
             ).fetchall()
-        return [dict(zip(COLUMNS, row), is_deleted=bool(row[7])) for row in rows]
+        return [dict(zip(COLUMNS, row, strict=False), is_deleted=bool(row[7])) for row in rows]
 
     def reset(self) -> None:
         with self._lock:

@@ -331,7 +331,7 @@ class Neo4jLauncher:
         if os.environ.get("GRAPHMEM_NEO4J_SKIP_SELFCHECK") == "1":
             cmd.append("--skip-selfcheck")  # saves ~3 s of start-up
         detach: dict = {"start_new_session": True} if os.name != "nt" else {
-            "creationflags": subprocess.CREATE_NEW_PROCESS_GROUP | subprocess.DETACHED_PROCESS}
+            "creationflags": getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0) | getattr(subprocess, "DETACHED_PROCESS", 0)}
         with open(self.log_file, "w") as log:
             log.write(f"# {' '.join(cmd)}\n")
             log.flush()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal, overload
 
 from graphmem.config import MemoryConfig
 from graphmem.context import Summarizer
@@ -133,7 +133,7 @@ class Memory:
             return {"results": [], "relations": []}
         vectors = self.embedder.embed([m.content for m in parsed])
         outcome.write = GraphWrite(add_id=outcome.add_id, scope=scope, at=utcnow(), keep_messages=self.config.context.max_messages)
-        outcome.write.memories = [MemoryWrite("ADD", new_id(), m.content, v, metadata, m.role) for m, v in zip(parsed, vectors)]
+        outcome.write.memories = [MemoryWrite("ADD", new_id(), m.content, v, metadata, m.role) for m, v in zip(parsed, vectors, strict=False)]
         outcome.write.messages = log_messages([m for m in parsed if m.role in ("user", "assistant")], reference_time)
         self._commit(outcome)  # logged, so the next infer=True add's summary covers these messages too
         return {"results": outcome.results(), "relations": []}
@@ -279,6 +279,11 @@ class Memory:
         if not isinstance(memory_id, str):
             raise InvalidInputError("memory_id must be a string")
         return self.history_log.history(memory_id)
+
+    @overload
+    def _memory(self, memory_id: Any) -> MemoryItem: ...
+    @overload
+    def _memory(self, memory_id: Any, must_exist: Literal[False]) -> MemoryItem | None: ...
 
     def _memory(self, memory_id: Any, must_exist: bool = True) -> MemoryItem | None:
         if not isinstance(memory_id, str) or not memory_id.strip():

@@ -33,6 +33,7 @@ def parse_messages(messages: Any, max_chars: int = 20_000) -> list[Message]:
         raise InvalidInputError(f"messages must be a string, a dict or a list, got {type(messages).__name__}")
     out: list[Message] = []
     for i, item in enumerate(items):
+        content: str | None
         if isinstance(item, str):
             role, content = "user", item
         elif isinstance(item, dict):

@@ -8,7 +8,7 @@ graphmem never reads files from whatever directory happens to sit above it.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from graphmem.errors import ConfigError
@@ -50,14 +50,14 @@ def _read(path: Path) -> str:
         raise ConfigError(f"cannot read {path}: {exc}") from exc
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_cypher(name: str) -> str:
     """The text of ``cypher/<name>.cypher`` (``name`` may include the suffix)."""
     stem = name[: -len(CYPHER_SUFFIX)] if name.endswith(CYPHER_SUFFIX) else name
     return _read(_find("cypher", stem, (CYPHER_SUFFIX,)))
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_prompt(name: str) -> str:
     """The text of a prompt template in ``prompts/``: ``name`` with its suffix, or the bare stem."""
     _check_name("prompts", name)

@@ -112,7 +112,7 @@ class Scope:
 
     @classmethod
     def of(cls, user_id: Any = None, agent_id: Any = None, run_id: Any = None) -> Scope:
-        values = {}
+        values: dict[str, str | None] = {}
         for arg, value in (("user_id", user_id), ("agent_id", agent_id), ("run_id", run_id)):
             if value is None:
                 values[arg] = None

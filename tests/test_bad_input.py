@@ -5,11 +5,11 @@ from __future__ import annotations
 import uuid
 
 import pytest
-
 from conftest import TEST_DIMS
+from helpers import graph, make_memory, script, triples
+
 from graphmem import InvalidInputError, LLMResponseError, LLMUnavailableError, MissingScopeError
 from graphmem.types import MAX_NAME_CHARS, Scope
-from helpers import graph, make_memory, script, triples
 
 
 @pytest.fixture

@@ -417,7 +417,7 @@ def test_cypher_export_loads_into_another_scope_identically(neo4j_store, cypher_
         script = to_cypher(graph, target)
         statements = [s for s in re.split(r";\n", script) if s.strip() and not s.lstrip().startswith("//")]
         for statement in statements:
-            cypher_run("\n".join(l for l in statement.splitlines() if not l.startswith("//")))
+            cypher_run("\n".join(line for line in statement.splitlines() if not line.startswith("//")))
         copied = read_graph(neo4j_store, target, include_invalidated=True)
 
         def shape(g):

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from helpers import graph, script
 
 from graphmem.cli import main
-from helpers import graph, script
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ from __future__ import annotations
 import uuid
 
 import networkx as nx
-
 from conftest import TEST_DIMS
 from helpers import graph, make_memory, script, triples
 

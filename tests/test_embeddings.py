@@ -12,6 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
 import pytest
+from conftest import MODEL_DIR  # noqa: E402  (../shared beside the checkout, or GRAPHMEM_TEST_MODEL_DIR)
 
 from graphmem.embeddings import (
     Embedder,
@@ -21,8 +22,6 @@ from graphmem.embeddings import (
     create_embedder,
 )
 from graphmem.errors import ConfigError, EmbeddingError, GraphMemError
-
-from conftest import MODEL_DIR  # noqa: E402  (../shared beside the checkout, or GRAPHMEM_TEST_MODEL_DIR)
 
 
 def cos(a, b) -> float:
@@ -251,7 +250,7 @@ def test_openai_known_model_dims_and_normalisation(stub_server):
     texts = ["alpha", "beta", "gamma"]
     vectors = emb.embed(texts)
     assert_unit(vectors, 16)
-    for text, vec in zip(texts, vectors):  # order restored from the reversed response
+    for text, vec in zip(texts, vectors, strict=False):  # order restored from the reversed response
         expected = np.asarray(_fake_vector(text, 16))
         assert np.allclose(vec, expected / np.linalg.norm(expected))
     request = server.requests[-1]

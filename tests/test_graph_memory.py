@@ -6,10 +6,10 @@ import uuid
 
 import networkx as nx
 import pytest
-
 from conftest import TEST_DIMS
-from graphmem.types import Scope
 from helpers import graph, make_memory, script, triples
+
+from graphmem.types import Scope
 
 
 @pytest.fixture

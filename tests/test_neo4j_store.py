@@ -24,10 +24,9 @@ from neo4j import GraphDatabase, RoutingControl
 from graphmem.errors import ConfigError, InvalidInputError, StoreError, StoreUnavailableError
 from graphmem.resources import list_cypher, load_cypher, load_prompt
 from graphmem.stores.base import EntityCandidate, GraphQuery, MemoryQuery, relation_visible
-from graphmem.stores.neo4j import Neo4jStore, queries
+from graphmem.stores.neo4j import Neo4jStore, partition, queries
 from graphmem.stores.neo4j import conversation as log_queries
 from graphmem.stores.neo4j import memories as memory_queries
-from graphmem.stores.neo4j import partition
 from graphmem.stores.neo4j.queries import VectorPlan
 from graphmem.stores.neo4j.store import redact_url
 from graphmem.types import (
@@ -609,7 +608,7 @@ def test_memory_search_plans_agree(neo4j_uri, scope, plan):
     # plan only sees the globally nearest k
     rng = random.Random(scope.key)
     base, side, apart = (normalise([rng.gauss(0, 1) for _ in range(TEST_DIMS)]) for _ in range(3))
-    tilted = normalise([b + s for b, s in zip(base, side)])
+    tilted = normalise([b + s for b, s in zip(base, side, strict=False)])
     with Neo4jStore(url=neo4j_uri, embedding_dims=TEST_DIMS, vector_plan=plan) as store:
         store.setup()
         near, mid, far = fact("walks the dog", base), fact("plays tennis", tilted), fact("owns a dog", apart)
@@ -619,7 +618,7 @@ def test_memory_search_plans_agree(neo4j_uri, scope, plan):
             GraphWrite(new_id(), scope, T0 + timedelta(hours=1), memories=[fact("", None, event="DELETE", memory_id=gone.id)])
         )
         (hits,) = store.similar_memories(scope, [base], top_k=2)
-        cosine = sum(b * t for b, t in zip(base, tilted))
+        cosine = sum(b * t for b, t in zip(base, tilted, strict=False))
         assert [m.id for m in hits] == [near.id, mid.id] and hits[1].score == pytest.approx(cosine, abs=1e-4)
         found = store.search_memories(scope, MemoryQuery(base, "dog", top_k=1))
         assert [m.id for m in found] == [near.id]  # best by vector and by text ("dogs" is another token)

@@ -5,12 +5,12 @@ from __future__ import annotations
 import uuid
 
 import pytest
-
 from conftest import MODEL_DIR, TEST_DIMS
+from helpers import llm_config
+
 from graphmem import Memory
 from graphmem.embeddings import OnnxEmbedder
 from graphmem.testing import ScriptedLLMServer
-from helpers import llm_config
 
 
 @pytest.fixture(scope="module")

@@ -7,10 +7,10 @@ import uuid
 from datetime import datetime, timedelta, timezone
 
 import pytest
-
 from conftest import TEST_DIMS
-from graphmem.types import utcnow
 from helpers import graph, make_memory, script
+
+from graphmem.types import utcnow
 
 
 @pytest.fixture

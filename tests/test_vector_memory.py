@@ -5,10 +5,10 @@ from __future__ import annotations
 import uuid
 
 import pytest
-
 from conftest import TEST_DIMS
-from graphmem import InvalidInputError, NotFoundError
 from helpers import make_memory
+
+from graphmem import InvalidInputError, LLMUnavailableError, NotFoundError
 
 
 @pytest.fixture
@@ -137,7 +137,7 @@ def test_graph_and_facts_commit_together(memory, server, uid):
     server.enqueue("extract_facts", {"facts": ["Lives in Boston now"]})
     server.enqueue("extract_entities", {"entities": [{"entity": "Boston", "entity_type": "place"}]})
     server.inject("server_error", times=10, tool="update_memory")
-    with pytest.raises(Exception):
+    with pytest.raises(LLMUnavailableError):
         memory.add("I live in Boston now", user_id=uid)
     assert _texts(memory.get_all(user_id=uid)) == ["Lives in Boston"]
 

@@ -102,7 +102,7 @@ class _Connection:
         from neo4j import GraphDatabase, basic_auth
 
         self.target = target
-        auth = None if target.no_auth else basic_auth(target.username, target.password or "")
+        auth = None if target.no_auth else basic_auth(target.username or "", target.password or "")
         with self._translated():
             self._driver = GraphDatabase.driver(target.bolt_url, auth=auth, connection_timeout=5.0,
                                                 max_transaction_retry_time=2.0, user_agent="graphmem-browse",
@@ -221,7 +221,7 @@ def browse(config: dict[str, Any] | MemoryConfig | None, scope: Scope, view: str
 def _view_values(view: str, scope: Scope, extra: dict[str, Any]) -> dict[str, Any]:
     if view not in VIEWS:
         raise InvalidInputError(f"unknown view {view!r}; choose one of {', '.join(VIEWS)}")
-    values: dict[str, Any] = dict(zip(SCOPE_PARAMETERS, (scope.user_id, scope.agent_id, scope.run_id)))
+    values: dict[str, Any] = dict(zip(SCOPE_PARAMETERS, (scope.user_id, scope.agent_id, scope.run_id), strict=False))
     for name in load_query(view).extra_parameters:
         value = extra.get(name)
         if value is None or value == "":

@@ -121,7 +121,7 @@ class Embedder(ABC):
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:
     """Cosine similarity of two vectors (a dot product for the unit vectors embed() returns)."""
-    dot = sum(x * y for x, y in zip(a, b))
+    dot = sum(x * y for x, y in zip(a, b, strict=False))
     na = math.sqrt(sum(x * x for x in a))
     nb = math.sqrt(sum(y * y for y in b))
     if na == 0.0 or nb == 0.0:
@@ -146,14 +146,21 @@ def create_embedder(provider: str, config: dict | None = None) -> Embedder:
     if not isinstance(config, dict):
         raise ConfigError(f"embedder config must be a dict, got {type(config).__name__}")
     key = provider.strip().lower() if isinstance(provider, str) else provider
+    cls: type[Embedder]
     if key == "hashing":
-        from graphmem.embeddings.hashing import HashingEmbedder as cls
+        from graphmem.embeddings.hashing import HashingEmbedder
+
+        cls = HashingEmbedder
     elif key == "onnx":
-        from graphmem.embeddings.onnx import OnnxEmbedder as cls
+        from graphmem.embeddings.onnx import OnnxEmbedder
+
+        cls = OnnxEmbedder
         if "model_dir" not in config:
             raise ConfigError("the onnx embedder needs config['model_dir'] (folder with model.onnx and tokenizer.json)")
     elif key == "openai":
-        from graphmem.embeddings.openai import OpenAIEmbedder as cls
+        from graphmem.embeddings.openai import OpenAIEmbedder
+
+        cls = OpenAIEmbedder
     else:
         raise ConfigError(
             f"unknown embedder provider {provider!r}; valid providers: {', '.join(PROVIDERS)}"

@@ -111,7 +111,7 @@ class OpenAIEmbedder(Embedder):
         vectors: dict[int, list[float]] = {}
         for start in range(0, len(send), _MAX_INPUTS_PER_REQUEST):
             chunk = send[start : start + _MAX_INPUTS_PER_REQUEST]
-            for i, vec in zip(chunk, self._request([texts[i] for i in chunk])):
+            for i, vec in zip(chunk, self._request([texts[i] for i in chunk]), strict=False):
                 vectors[i] = vec
         if self._dims is None:
             if not vectors:

@@ -172,10 +172,10 @@ class AddPipeline:
 
         write = GraphWrite(add_id=outcome.add_id, scope=scope, at=utcnow())
         _plan_graph(write, entities, new_relations, outcome.retired, reference_time)
-        fact_vector = dict(zip(facts, fact_vectors))
+        fact_vector = dict(zip(facts, fact_vectors, strict=False))
         # texts the update stage wrote itself (merged memories): one more embedding batch, not one per text
         merged = list(dict.fromkeys(d.text for d in decisions if d.event != "DELETE" and d.text not in fact_vector))
-        fact_vector.update(zip(merged, self.embedder.embed(merged)))
+        fact_vector.update(zip(merged, self.embedder.embed(merged), strict=False))
         for decision in decisions:
             write.memories.append(self._memory_write(decision, fact_vector, entities, metadata))
             if decision.memory is not None:
@@ -190,10 +190,10 @@ class AddPipeline:
         if not extracted.entities:
             return {}
         keys = list(extracted.entities)
-        candidates = [EntityCandidate(canonical=k, embedding=v) for k, v in zip(keys, vectors)]
+        candidates = [EntityCandidate(canonical=k, embedding=v) for k, v in zip(keys, vectors, strict=False)]
         matches = self.store.match_entities(scope, candidates, self.threshold)
         resolved: dict[str, EntityWrite] = {}
-        for key, vector, found in zip(keys, vectors, matches):
+        for key, vector, found in zip(keys, vectors, matches, strict=False):
             item = extracted.entities[key]
             if found is not None:
                 resolved[key] = EntityWrite(found.id, found.name, found.canonical, found.entity_type, vector, is_new=False)

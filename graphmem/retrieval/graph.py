@@ -49,7 +49,7 @@ def search_relations(
         "bm25": bm25,
     }
     fused = fuse(signals, preset.weights, preset.fusion, k=preset.rrf_k)
-    for rel, score, b in zip(candidates, fused, bm25):
+    for rel, score, b in zip(candidates, fused, bm25, strict=False):
         rel.scores["bm25"] = b
         rel.score = score
     ranked = [r for r in candidates if (r.score or 0) > 0]

@@ -42,7 +42,7 @@ def search_memories(
     fused = fuse(signals, preset.weights, preset.fusion, k=preset.rrf_k)
     stored = sorted(range(len(candidates)), key=lambda i: _timestamp(candidates[i]))  # stable: ties keep rank order
     boosted = neighbour_boost(fused, stored, preset.context)
-    for item, score, own, b in zip(candidates, boosted, fused, bm25):
+    for item, score, own, b in zip(candidates, boosted, fused, bm25, strict=False):
         item.scores["bm25"] = b
         if preset.context:
             item.scores["context"] = score - own

@@ -64,7 +64,7 @@ class BM25:
     def scores(self, query: str) -> list[float]:
         terms = set(tokenize(query))
         out = []
-        for doc, length in zip(self.docs, self.lengths):
+        for doc, length in zip(self.docs, self.lengths, strict=False):
             s = 0.0
             for t in terms:
                 tf = doc.get(t)

@@ -151,9 +151,9 @@ class GraphExtractionStage:
         if not relation_calls and len(out.entities) > 1:
             relation_calls = self._ask_relations(out, messages, values, reference_time, context)
         for call in relation_calls:
-            items, dropped = validate_items(call.get("relations"), RelationArgs)
+            rels, dropped = validate_items(call.get("relations"), RelationArgs)
             out.dropped += dropped
-            for rel in items:
+            for rel in rels:
                 self._add_relation(out, rel, self_name, self_key, derive_entities=not result.of(ENTITIES_TOOL.name))
         # The user node is kept only when something connects to it.
         if self_key in out.entities and not any(self_key in (r.source, r.destination) for r in out.relations):

@@ -194,7 +194,7 @@ class GraphStore(ABC):
     def reset(self) -> None:
         """Remove everything graphmem stored (all scopes)."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - an optional hook: a store without resources has nothing to release
         """Release connections and files."""
 
     def __enter__(self) -> GraphStore:

@@ -30,9 +30,10 @@ import json
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Optional, Union
+from typing import Any
 
 __all__ = [
     "DEFAULT_REPLIES",
@@ -44,8 +45,8 @@ __all__ = [
 
 # A reply: arguments of one tool call (dict), several tool calls of the same
 # tool (list of dicts / raw strings), or a raw arguments string (sent verbatim).
-Reply = Union[dict, list, str]
-Handler = Callable[[Optional[str], dict], Optional[Reply]]
+Reply = dict | list | str
+Handler = Callable[[str | None, dict], Reply | None]
 
 #: Replies used when nothing is scripted for a known tool (unknown tools get ``{}``).
 DEFAULT_REPLIES: dict[str, dict] = {
@@ -82,19 +83,19 @@ class Fault(str, enum.Enum):
 class RecordedRequest:
     """One request received by the server (faulted requests included)."""
 
-    tool: Optional[str]
+    tool: str | None
     body: dict
     path: str = "/v1/chat/completions"
     tools: tuple = ()  # every tool the request offered (several when tool_choice is "required")
     timestamp: float = field(default_factory=time.time)
-    fault: Optional[Fault] = None  # the fault applied to this request, if any
+    fault: Fault | None = None  # the fault applied to this request, if any
 
     @property
     def messages(self) -> list:
         return list(self.body.get("messages") or [])
 
     @property
-    def model(self) -> Optional[str]:
+    def model(self) -> str | None:
         return self.body.get("model")
 
 
@@ -102,11 +103,11 @@ class RecordedRequest:
 class _FaultEntry:
     fault: Fault
     remaining: int
-    tool: Optional[str]
+    tool: str | None
     delay: float
 
 
-def _tool_of(body: dict) -> Optional[str]:
+def _tool_of(body: dict) -> str | None:
     """The tool a request asks for: tool_choice's function, else the first tool."""
     choice = body.get("tool_choice")
     if isinstance(choice, dict):
@@ -202,16 +203,16 @@ class ScriptedLLMServer:
         self._lock = threading.Lock()
         self._queues: dict[str, deque] = {}
         self._faults: list[_FaultEntry] = []
-        self._handler: Optional[Handler] = None
+        self._handler: Handler | None = None
         self._requests: list[RecordedRequest] = []
         self._unscripted = 0
-        self._httpd: Optional[ThreadingHTTPServer] = None
-        self._thread: Optional[threading.Thread] = None
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
         self._stopping = threading.Event()
         self._ids = itertools.count(1)
 
     # ------------------------------------------------------------------ lifecycle
-    def start(self) -> "ScriptedLLMServer":
+    def start(self) -> ScriptedLLMServer:
         """Bind and serve in a daemon thread. Idempotent; returns ``self``."""
         if self._httpd is not None:
             return self
@@ -241,7 +242,7 @@ class ScriptedLLMServer:
         self._httpd = None
         self._thread = None
 
-    def __enter__(self) -> "ScriptedLLMServer":
+    def __enter__(self) -> ScriptedLLMServer:
         return self.start()
 
     def __exit__(self, *exc_info: Any) -> None:
@@ -276,7 +277,7 @@ class ScriptedLLMServer:
         with self._lock:
             self._queues.setdefault(tool, deque()).extend(replies)
 
-    def set_handler(self, fn: Optional[Handler]) -> None:
+    def set_handler(self, fn: Handler | None) -> None:
         """``fn(tool, request_body) -> reply | None``, consulted when ``tool``'s queue
         is empty; ``None`` falls through to the default reply. ``set_handler(None)`` clears it."""
         with self._lock:
@@ -284,9 +285,9 @@ class ScriptedLLMServer:
 
     def inject(
         self,
-        fault: Union[Fault, str],
+        fault: Fault | str,
         times: int = 1,
-        tool: Optional[str] = None,
+        tool: str | None = None,
         delay: float = 5.0,
     ) -> None:
         """Answer the next ``times`` requests for ``tool`` (any tool if ``None``) with ``fault``.
@@ -315,14 +316,14 @@ class ScriptedLLMServer:
         with self._lock:
             return list(self._requests)
 
-    def calls(self, tool: Optional[str] = None) -> int:
+    def calls(self, tool: str | None = None) -> int:
         """Number of requests received (faulted ones included), optionally for one tool."""
         with self._lock:
             if tool is None:
                 return len(self._requests)
             return sum(1 for r in self._requests if tool in (r.tools or (r.tool,)))
 
-    def pending(self, tool: Optional[str] = None) -> int:
+    def pending(self, tool: str | None = None) -> int:
         """Number of scripted replies not yet consumed, optionally for one tool."""
         with self._lock:
             if tool is not None:
@@ -336,7 +337,7 @@ class ScriptedLLMServer:
             return self._unscripted
 
     # ------------------------------------------------------------------ internals
-    def _record_and_take_fault(self, path: str, body: dict) -> tuple[Optional[str], Optional[_FaultEntry]]:
+    def _record_and_take_fault(self, path: str, body: dict) -> tuple[str | None, _FaultEntry | None]:
         tool = _tool_of(body)
         tools = tuple(_tools_of(body))
         with self._lock:
@@ -356,7 +357,7 @@ class ScriptedLLMServer:
             )
         return tool, taken
 
-    def _next_reply(self, tool: Optional[str], body: dict) -> Optional[Reply]:
+    def _next_reply(self, tool: str | None, body: dict) -> Reply | None:
         """Scripted reply, handler reply or default; ``None`` means "no tool call"."""
         with self._lock:
             queue = self._queues.get(tool) if tool is not None else None
@@ -377,8 +378,8 @@ class ScriptedLLMServer:
     def _completion(
         self,
         body: dict,
-        tool_calls: Optional[list[tuple[str, str]]],
-        content: Optional[str] = None,
+        tool_calls: list[tuple[str, str]] | None,
+        content: str | None = None,
     ) -> dict:
         n = next(self._ids)
         message: dict[str, Any] = {"role": "assistant", "content": content, "refusal": None}
@@ -438,12 +439,13 @@ class ScriptedLLMServer:
             return 200, {}, _json_bytes(self._completion(body, [(UNKNOWN_TOOL_NAME, "{}")]))
         if kind is Fault.NO_TOOL_CALL:
             return 200, {}, _json_bytes(self._completion(body, None, NO_TOOL_CALL_TEXT))
-        if kind is Fault.TIMEOUT:
+        if kind is Fault.TIMEOUT and fault is not None:
             if self._stopping.wait(fault.delay):
                 raise _Stopped()
 
         calls: list[tuple[str, str]] = []
-        for name in _tools_of(body) or [tool]:
+        names: list[str | None] = [*_tools_of(body)] or [tool]
+        for name in names:
             try:
                 reply = self._next_reply(name, body)
             except Exception as exc:  # a broken handler: surface it to the client
@@ -473,7 +475,7 @@ def _json_bytes(obj: Any) -> bytes:
     return json.dumps(obj).encode("utf-8")
 
 
-def _error_bytes(message: str, type_: str, code: Optional[str]) -> bytes:
+def _error_bytes(message: str, type_: str, code: str | None) -> bytes:
     return _json_bytes({"error": {"message": message, "type": type_, "param": None, "code": code}})
 
 
@@ -500,7 +502,7 @@ def _make_handler(server: ScriptedLLMServer) -> type[BaseHTTPRequestHandler]:
         def log_message(self, format: str, *args: Any) -> None:
             pass
 
-        def _send(self, status: int, payload: bytes, headers: Optional[dict] = None) -> None:
+        def _send(self, status: int, payload: bytes, headers: dict | None = None) -> None:
             try:
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")

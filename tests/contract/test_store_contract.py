@@ -330,7 +330,7 @@ def test_search_respects_top_k_and_threshold(store: GraphStore, scope: Scope, ab
 
 
 def test_search_deduplicates_relations_seeded_at_both_ends(store: GraphStore, scope: Scope, abc) -> None:
-    between = [x / math.sqrt(2) for x in (a + b for a, b in zip(axis(0), axis(1)))]
+    between = [x / math.sqrt(2) for x in (a + b for a, b in zip(axis(0), axis(1), strict=False))]
     found = store.search_graph(scope, query(between))
     assert sorted(r.relationship for r in found) == ["KNOWS", "LIKES"]
     assert len(ids(found)) == len(found)
@@ -457,11 +457,11 @@ def test_hostile_names_and_scope_ids_round_trip(store: GraphStore) -> None:
     lookalike = Scope.of(user_id=f"o'brien \"`x`\" {{$u}} 🎉 {tag}", agent_id="a`]->() //")
     names = [display_name(n) for n in HOSTILE_NAMES]
     written = [entity(n, axis(i)) for i, n in enumerate(names)]
-    add(store, scope, T0, written, [rel(x, "next", y) for x, y in zip(written, written[1:])])
+    add(store, scope, T0, written, [rel(x, "next", y) for x, y in zip(written, written[1:], strict=False)])
     assert sorted(e.name for e in store.entities(scope)) == sorted(names)  # one add: created_at ties
     found = store.match_entities(scope, [EntityCandidate(e.canonical, axis(QUIET)) for e in written], 0.9)
     assert [m.id if m else None for m in found] == [e.id for e in written]
-    assert {(r.source, r.destination) for r in store.get_all(scope)} == set(zip(names, names[1:]))
+    assert {(r.source, r.destination) for r in store.get_all(scope)} == set(zip(names, names[1:], strict=False))
     assert store.entities(lookalike) == [] and store.get_all(lookalike) == []
 
 

@@ -8,7 +8,8 @@ Journal operations (applied by MemoryGraph):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from datetime import datetime
+from typing import Any, cast
 
 from graphmem.types import Conversation, LoggedMessage, iso, parse_time
 
@@ -59,7 +60,7 @@ class ConversationLogs:
         recent = log.messages[-limit:] if limit > 0 else []
         return Conversation(
             messages=[
-                LoggedMessage(m["role"], m["content"], parse_time(m["timestamp"]), m["add_id"], m["seq"]) for m in recent
+                LoggedMessage(m["role"], m["content"], cast(datetime, parse_time(m["timestamp"])), m["add_id"], m["seq"]) for m in recent
             ],
             summary=log.summary,
             summary_through=log.summary_through,

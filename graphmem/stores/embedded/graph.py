@@ -59,7 +59,7 @@ class MemoryGraph:
         self.clear()
 
     def clear(self) -> None:
-        self.graph = nx.MultiDiGraph()
+        self.graph: nx.MultiDiGraph[str] = nx.MultiDiGraph()
         self.by_canonical: dict[tuple[str, str], str] = {}  # (scope key, canonical) -> entity id
         self.by_scope: dict[str, dict[str, None]] = {}  # scope key -> ordered set of entity ids
         self._ends: dict[str, tuple[str, str]] = {}  # relation id -> (source id, destination id)
@@ -176,7 +176,7 @@ class MemoryGraph:
         """The id of the current relation (source, type, destination), ignoring ids in ``skip``."""
         for rid, d in (self.graph.get_edge_data(source_id, destination_id) or {}).items():
             if d["type"] == rel_type and is_current(d) and rid not in skip:
-                return rid
+                return str(rid)
         return None
 
     def scope_entities(self, key: str) -> list[Attrs]:
@@ -220,7 +220,7 @@ class MemoryGraph:
 
 def _encode(attrs: Attrs) -> Attrs:
     """JSON-ready attributes: datetimes as ISO strings, arrays as lists, internal keys dropped."""
-    out = {k: (iso(v) if k in TIME_FIELDS else v) for k, v in attrs.items() if not k.startswith("_")}
+    out: Attrs = {k: (iso(v) if k in TIME_FIELDS else v) for k, v in attrs.items() if not k.startswith("_")}
     if "embedding" in out:
         out["embedding"] = out["embedding"].tolist()
     return out

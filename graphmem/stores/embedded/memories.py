@@ -127,7 +127,7 @@ class MemoryFacts:
         row["mentions"] += [e for e in changes.get("mentions", []) if e not in row["mentions"]]
         self._indexes.pop(row["scope"], None)
 
-    def soft_delete(self, memory_id: str, at: datetime) -> None:
+    def soft_delete(self, memory_id: str, at: datetime | None) -> None:
         self.rows[memory_id]["deleted_at"] = at
 
     def remove(self, memory_id: str) -> None:

@@ -63,7 +63,7 @@ class WritePlanner:
                 stored = planned.get(e.canonical) or g.by_canonical.get((key, e.canonical))
             if stored is None:
                 stored = new_id() if e.id in g.graph or e.id in touched else e.id
-                entity = {"id": stored, "name": e.name, "canonical": e.canonical, "entity_type": e.entity_type}
+                entity: dict[str, Any] = {"id": stored, "name": e.name, "canonical": e.canonical, "entity_type": e.entity_type}
                 entity.update(embedding=self.vector(e.embedding), mentions=1, created_at=at, updated_at=at)
                 ops.append(["entity", {**entity, "scope": key, **w.scope.properties()}])
             elif stored not in touched:

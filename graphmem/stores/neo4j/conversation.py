@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from graphmem.stores.neo4j.values import Statement, from_db_time, utc
 from graphmem.types import Conversation, GraphWrite, LoggedMessage, Scope
@@ -37,7 +37,7 @@ def to_conversation(record: Mapping[str, Any]) -> Conversation:
     messages = sorted(record["messages"], key=lambda m: m["seq"])  # read newest first
     return Conversation(
         messages=[
-            LoggedMessage(m["role"], m["content"], from_db_time(m["timestamp"]), m["add_id"] or "", int(m["seq"]))
+            LoggedMessage(m["role"], m["content"], cast(datetime, from_db_time(m["timestamp"])), m["add_id"] or "", int(m["seq"]))
             for m in messages
         ],
         summary=log.get("summary"),

@@ -46,7 +46,7 @@ def create_indexes(scope: Scope, dimensions: int) -> list[Statement]:
 
 def label_scope(scope: Scope, record: bool) -> Statement:
     n = names(scope)
-    params = {"scope": scope.key, "label": n["label"], "memory_label": n["memory_label"]}
+    params: dict[str, str | None] = {"scope": scope.key, "label": n["label"], "memory_label": n["memory_label"]}
     params.update(index=n["index"] if record else None, memory_index=n["memory_index"] if record else None)
     return Statement("partition_label", params)
 

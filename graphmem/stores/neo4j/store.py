@@ -12,7 +12,7 @@ import logging
 import threading
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 import neo4j
 from neo4j import GraphDatabase, RoutingControl
@@ -34,7 +34,7 @@ T = TypeVar("T")
 DEFAULT_EMBEDDING_DIMS = 1536
 #: Server notifications (warnings about plans, unknown labels in a fresh database, ...) are not for
 #: graphmem's users: the driver would log them to stderr.
-NOTIFICATIONS = "OFF"
+NOTIFICATIONS: Literal["OFF"] = "OFF"
 
 __all__ = ["DEFAULT_EMBEDDING_DIMS", "Neo4jStore", "redact_url"]
 
