@@ -1,6 +1,12 @@
-"""graphmem: knowledge-graph-first long-term memory for LLM agents."""
+"""graphmem: knowledge-graph-first long-term memory for LLM agents.
 
-from graphmem.config import MemoryConfig
+Only the exceptions load with the package; ``Memory``, ``MemoryConfig`` and the search presets
+load on first access (PEP 562), so ``import graphmem`` and ``graphmem --help`` stay fast and
+importing never pulls in the openai SDK or the Neo4j driver (they load when a Memory needs them).
+"""
+
+from typing import TYPE_CHECKING, Any
+
 from graphmem.errors import (
     ConfigError,
     EmbeddingError,
@@ -14,10 +20,36 @@ from graphmem.errors import (
     StoreError,
     StoreUnavailableError,
 )
-from graphmem.memory import Memory
-from graphmem.retrieval import BM25_ONLY, HYBRID, VECTOR_ONLY, SearchPreset
+
+if TYPE_CHECKING:
+    from graphmem.config import MemoryConfig
+    from graphmem.memory import Memory
+    from graphmem.retrieval import BM25_ONLY, HYBRID, VECTOR_ONLY, SearchPreset
 
 __version__ = "0.1.0"
+
+_LAZY = {
+    "Memory": "graphmem.memory",
+    "MemoryConfig": "graphmem.config",
+    "SearchPreset": "graphmem.retrieval",
+    "HYBRID": "graphmem.retrieval",
+    "VECTOR_ONLY": "graphmem.retrieval",
+    "BM25_ONLY": "graphmem.retrieval",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
 
 __all__ = [
     "BM25_ONLY",

@@ -40,7 +40,10 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from graphmem import __version__
+
     parser = argparse.ArgumentParser(prog="graphmem", description="Knowledge-graph memory for LLM agents.")
+    parser.add_argument("--version", action="version", version=f"graphmem {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("add", help="extract and store memories from a message", description="Extract entities and relations from MESSAGE and merge them into the scope's graph.")
@@ -90,9 +93,12 @@ def build_parser() -> argparse.ArgumentParser:
 # --- browse and export (graphmem.browser.browse, graphmem.export) -------------------------------
 
 
+#: graphmem.export.FORMATS, repeated so ``graphmem --help`` does not load the exporter (a test keeps them equal)
+EXPORT_FORMATS = ("graphml", "json", "cypher")
+
+
 def _add_browse_and_export(sub: Any) -> None:
     from graphmem.browser.queries import VIEWS
-    from graphmem.export import FORMATS
 
     p = sub.add_parser("browse", help="open a scope's graph in Neo4j Browser", description="Make sure a Neo4j holds the scope's graph (the configured Neo4j store; with the embedded store, a copy in the project's Neo4j launcher) and print a Neo4j Browser URL with a saved view pre-filled.")
     p.add_argument("--query", default="user_graph", choices=VIEWS, help="saved view to pre-fill (default user_graph)")
@@ -106,7 +112,7 @@ def _add_browse_and_export(sub: Any) -> None:
     p.add_argument("--config", type=Path, help="JSON config file (default: $GRAPHMEM_CONFIG)")
 
     p = sub.add_parser("export", help="export a scope's graph", description="Write the scope's graph as GraphML (Gephi, yEd), JSON, or a Cypher script that loads it into another Neo4j; reads either store.")
-    p.add_argument("--format", required=True, choices=FORMATS, help="output format")
+    p.add_argument("--format", required=True, choices=EXPORT_FORMATS, help="output format")
     p.add_argument("--output", type=Path, help="file to write (default stdout)")
     p.add_argument("--include-invalidated", action="store_true", help="include retired relations (history)")
     g = p.add_argument_group("cypher format: load as another scope (fresh ids)")

@@ -51,10 +51,16 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
 
+def _env(name: str, default: str | None = None) -> str | None:
+    return os.environ.get(name) or default
+
+
 class LLMSettings(_Model):
-    model: str = "gpt-4.1-mini"
+    # GRAPHMEM_LLM_MODEL / GRAPHMEM_LLM_BASE_URL fill in what a config does not set, for every
+    # entry point (Memory(), the CLI, the demo); read when a config is loaded, never at import.
+    model: str = Field(default_factory=lambda: os.environ.get("GRAPHMEM_LLM_MODEL") or "gpt-4.1-mini")
     api_key: SecretStr | None = None
-    base_url: str | None = None
+    base_url: str | None = Field(default_factory=lambda: _env("GRAPHMEM_LLM_BASE_URL"))
     temperature: float = 0.0
     max_tokens: int = 2000
     timeout: float = 60.0

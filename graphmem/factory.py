@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-import openai
-
 from graphmem.config import (
     LLM_PROVIDERS,
     EmbedderConfig,
@@ -14,37 +12,42 @@ from graphmem.config import (
     Neo4jSettings,
 )
 from graphmem.embeddings import Embedder, create_embedder
-from graphmem.errors import ConfigError
-from graphmem.llm import LLM, OpenAILLM
+from graphmem.llm import LLM
 from graphmem.stores.base import GraphStore
 
 
 def build_llm(config: LLMConfig) -> LLM:
+    """The configured LLM client. Nothing is imported or checked here: the SDK client (and a missing
+    key's ConfigError) comes with the first request, so read-only use needs no LLM key."""
+    from graphmem.llm.openai import OpenAILLM
+
     s = config.config
     key = s.api_key.get_secret_value() if s.api_key else None
     base_url = s.base_url or LLM_PROVIDERS[config.provider]
     if key is None and base_url is not None:
         key = "not-needed"  # local servers (vLLM, Ollama) accept any key; the SDK insists on one
-    try:
-        client: openai.OpenAI | None = None
-        if config.provider == "azure_openai":
-            client = openai.AzureOpenAI(
+    factory = None
+    if config.provider == "azure_openai":
+
+        def factory() -> Any:
+            import openai
+
+            return openai.AzureOpenAI(
                 # None lets the SDK read AZURE_OPENAI_ENDPOINT; its overloads only declare str
                 api_key=key, api_version=s.api_version, azure_endpoint=cast(str, s.azure_endpoint), timeout=s.timeout, max_retries=0
             )
-        return OpenAILLM(
-            model=s.model,
-            api_key=key,
-            base_url=base_url,
-            temperature=s.temperature,
-            max_tokens=s.max_tokens,
-            timeout=s.timeout,
-            max_retries=s.max_retries,
-            retry_wait=s.retry_wait,
-            client=client,
-        )
-    except openai.OpenAIError as exc:
-        raise ConfigError(f"LLM ({config.provider}): {exc}. Set OPENAI_API_KEY or llm.config.api_key.") from exc
+
+    return OpenAILLM(
+        model=s.model,
+        api_key=key,
+        base_url=base_url,
+        temperature=s.temperature,
+        max_tokens=s.max_tokens,
+        timeout=s.timeout,
+        max_retries=s.max_retries,
+        retry_wait=s.retry_wait,
+        client_factory=factory,
+    )
 
 
 def build_embedder(config: EmbedderConfig) -> Embedder:

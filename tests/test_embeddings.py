@@ -278,10 +278,12 @@ def test_openai_repr_and_errors_hide_key(stub_server, monkeypatch):
     assert "sk-wrong-key-from-env" not in str(info.value) and "sk-wrong-key-from-env" not in repr(bad)
 
 
-def test_openai_missing_key_is_config_error(monkeypatch):
+def test_openai_missing_key_is_config_error_on_first_use(monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    emb = OpenAIEmbedder()  # building needs no key: a read-only Memory never embeds
+    assert emb.dims == 1536
     with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
-        OpenAIEmbedder()
+        emb.embed(["x"])
 
 
 def test_openai_connection_refused_names_url():

@@ -4,22 +4,31 @@ Browser URLs with a view pre-filled (``graphmem browse``), and the Cypher litera
 Exports (GraphML, JSON, Cypher scripts) live in :mod:`graphmem.export`.
 """
 
-from graphmem.browser.browse import (
-    BrowseResult,
-    Target,
-    browse,
-    browser_link,
-    default_browser_url,
-)
-from graphmem.browser.literals import cypher_identifier, cypher_string, cypher_value
-from graphmem.browser.queries import (
-    VIEWS,
-    SavedQuery,
-    bound_statement,
-    list_queries,
-    load_query,
-)
-from graphmem.browser.style import STYLE_PATH, TYPE_LABELS, type_label
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from graphmem.browser.browse import BrowseResult, Target, browse, browser_link, default_browser_url
+    from graphmem.browser.literals import cypher_identifier, cypher_string, cypher_value
+    from graphmem.browser.queries import VIEWS, SavedQuery, bound_statement, list_queries, load_query
+    from graphmem.browser.style import STYLE_PATH, TYPE_LABELS, type_label
+
+# Loaded on first access: the Neo4j store imports browser.style (display labels) and must not pay
+# for browse (which talks to Neo4j and the launcher) or the query loader.
+_LAZY = {
+    **dict.fromkeys(("BrowseResult", "Target", "browse", "browser_link", "default_browser_url"), "browse"),
+    **dict.fromkeys(("cypher_identifier", "cypher_string", "cypher_value"), "literals"),
+    **dict.fromkeys(("VIEWS", "SavedQuery", "bound_statement", "list_queries", "load_query"), "queries"),
+    **dict.fromkeys(("STYLE_PATH", "TYPE_LABELS", "type_label"), "style"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(f"graphmem.browser.{_LAZY[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "STYLE_PATH",

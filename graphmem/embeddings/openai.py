@@ -44,28 +44,33 @@ class OpenAIEmbedder(Embedder):
             raise ConfigError(f"OpenAIEmbedder max_retries must be an integer >= 0, got {max_retries!r}")
         if not isinstance(timeout, (int, float)) or timeout <= 0:
             raise ConfigError(f"OpenAIEmbedder timeout must be a positive number, got {timeout!r}")
-        key = api_key or os.environ.get("OPENAI_API_KEY")
-        if not key:
-            raise ConfigError("OpenAIEmbedder needs an API key: pass api_key or set OPENAI_API_KEY")
-        try:
-            import openai
-        except ImportError as exc:
-            raise ConfigError("the OpenAI embedder needs the openai package: pip install openai") from exc
-
         self.model = model
         self.name = f"openai:{model}"
         self.timeout = timeout
         self.max_retries = max_retries
         self._request_dims = dims
         self._dims: int | None = dims if dims is not None else KNOWN_DIMS.get(model)
-        self._openai = openai
+        self._api_key = api_key
+        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+        self._built: Any = None
+
+    def _client(self) -> Any:
+        """The SDK client, built on the first request: a Memory that never embeds (get_all, history)
+        needs no key, and the SDK import (about a second) is paid only when used."""
+        if self._built is not None:
+            return self._built
+        key = self._api_key or os.environ.get("OPENAI_API_KEY")
+        if not key:
+            raise ConfigError("OpenAIEmbedder needs an API key: pass api_key or set OPENAI_API_KEY")
         try:
-            self._client = openai.OpenAI(
-                api_key=key, base_url=base_url, timeout=timeout, max_retries=max_retries
-            )
+            import openai
+        except ImportError as exc:
+            raise ConfigError("the OpenAI embedder needs the openai package: pip install openai") from exc
+        try:
+            self._built = openai.OpenAI(api_key=key, base_url=self.base_url, timeout=self.timeout, max_retries=self.max_retries)
         except Exception as exc:
             raise ConfigError(f"cannot create the OpenAI client: {type(exc).__name__}") from exc
-        self.base_url = str(self._client.base_url)
+        return self._built
 
     # dims is known up front for known models or when given; otherwise one probe request.
     @property
@@ -82,9 +87,11 @@ class OpenAIEmbedder(Embedder):
         kwargs: dict[str, Any] = {"model": self.model, "input": texts, "encoding_format": "float"}
         if self._request_dims is not None:
             kwargs["dimensions"] = self._request_dims
-        openai = self._openai
+        client = self._client()
+        import openai
+
         try:
-            response = self._client.embeddings.create(**kwargs)
+            response = client.embeddings.create(**kwargs)
         except openai.APITimeoutError as exc:
             raise EmbeddingError(
                 f"{self.name}: request to {self.base_url} timed out after {self.timeout}s"

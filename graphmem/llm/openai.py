@@ -1,13 +1,18 @@
-"""OpenAI-compatible tool-calling client (OpenAI, Azure OpenAI, vLLM, Ollama, ...)."""
+"""OpenAI-compatible tool-calling client (OpenAI, Azure OpenAI, vLLM, Ollama, ...).
+
+The ``openai`` SDK is imported and its client built on the first request, not at construction:
+a Memory that only reads (get_all, search, history, the CLI's read commands) never needs an LLM
+key, and importing the SDK costs about a second.
+"""
 
 from __future__ import annotations
 
 import json
 import logging
 import threading
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
-import openai
 from tenacity import (
     RetryError,
     Retrying,
@@ -16,13 +21,20 @@ from tenacity import (
     wait_exponential,
 )
 
-from graphmem.errors import LLMResponseError, LLMUnavailableError
+from graphmem.errors import ConfigError, LLMResponseError, LLMUnavailableError
 from graphmem.llm.base import LLM, LLMUsage, ToolCallResult, ToolSpec
+
+if TYPE_CHECKING:
+    import openai
 
 log = logging.getLogger(__name__)
 
-# Transient failures worth another try; everything else (400, 401, 404) fails at once.
-_TRANSIENT = (openai.RateLimitError, openai.InternalServerError, openai.APITimeoutError, openai.APIConnectionError)
+
+def _transient() -> tuple[type[Exception], ...]:
+    """Failures worth another try; everything else (400, 401, 404) fails at once."""
+    import openai
+
+    return (openai.RateLimitError, openai.InternalServerError, openai.APITimeoutError, openai.APIConnectionError)
 
 
 class _NoUsableCall(Exception):
@@ -42,6 +54,7 @@ class OpenAILLM(LLM):
         retry_wait: float = 0.5,
         response_retries: int = 1,
         client: openai.OpenAI | None = None,
+        client_factory: Callable[[], openai.OpenAI] | None = None,
     ) -> None:
         self.model = model
         self.base_url = base_url
@@ -50,13 +63,34 @@ class OpenAILLM(LLM):
         self.max_retries = max_retries
         self.retry_wait = retry_wait
         self.response_retries = response_retries
-        # The SDK's own retries are off: tenacity owns the (bounded, logged) retry policy.
-        self._client = client or openai.OpenAI(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0)
+        self._api_key = api_key
+        self._timeout = timeout
+        self._client_factory = client_factory
+        self._built: openai.OpenAI | None = client
         self.usage = LLMUsage()
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:  # never the key
         return f"OpenAILLM(model={self.model!r}, base_url={self.base_url!r})"
+
+    @property
+    def _client(self) -> openai.OpenAI:
+        """The SDK client, built on first use (a missing key is a ConfigError then, not at start-up)."""
+        with self._lock:
+            if self._built is None:
+                self._built = self._build_client()
+            return self._built
+
+    def _build_client(self) -> openai.OpenAI:
+        import openai
+
+        try:
+            if self._client_factory is not None:
+                return self._client_factory()
+            # The SDK's own retries are off: tenacity owns the (bounded, logged) retry policy.
+            return openai.OpenAI(api_key=self._api_key, base_url=self.base_url, timeout=self._timeout, max_retries=0)
+        except openai.OpenAIError as exc:
+            raise ConfigError(f"LLM {self.model!r}: {exc}. Set OPENAI_API_KEY or llm.config.api_key.") from exc
 
     def call_tools(self, stage: str, messages: list[dict[str, str]], tools: list[ToolSpec]) -> ToolCallResult:
         last: Exception | None = None
@@ -74,8 +108,11 @@ class OpenAILLM(LLM):
             choice: Any = {"type": "function", "function": {"name": tools[0].name}}
         else:
             choice = "required"
+        import openai
+
+        client = self._client
         retrying = Retrying(
-            retry=retry_if_exception_type(_TRANSIENT),
+            retry=retry_if_exception_type(_transient()),
             stop=stop_after_attempt(self.max_retries + 1),
             wait=wait_exponential(multiplier=self.retry_wait, max=8 * max(self.retry_wait, 0.01)),
             reraise=False,
@@ -83,7 +120,7 @@ class OpenAILLM(LLM):
         try:
             for attempt in retrying:
                 with attempt:
-                    response = self._client.chat.completions.create(
+                    response = client.chat.completions.create(
                         model=self.model,
                         messages=messages,  # type: ignore[arg-type]
                         tools=[t.as_openai() for t in tools],  # type: ignore[misc]
@@ -137,7 +174,7 @@ class OpenAILLM(LLM):
         )
 
     def _endpoint(self) -> str:
-        return str(self._client.base_url)
+        return str(self._built.base_url) if self._built is not None else str(self.base_url or "https://api.openai.com/v1")
 
 
 def _short(exc: BaseException | None) -> str:

@@ -1,0 +1,110 @@
+"""Start-up: importing is cheap and side-effect free, reading needs no LLM key, the LLM is found
+from the environment by every entry point. (Import *time* is measured by benchmarks/import_cost.py;
+tests only check what is imported.)"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers import graph, llm_config, script
+
+from graphmem import ConfigError, Memory
+from graphmem.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+HEAVY = ("openai", "neo4j", "networkx", "tenacity", "graphmem.export", "graphmem.browser.browse")
+
+
+def _modules_after(code: str) -> set[str]:
+    out = subprocess.run([sys.executable, "-c", f"{code}\nimport sys; print('\\n'.join(sys.modules))"],
+                         capture_output=True, text=True, check=True, cwd=ROOT)
+    return set(out.stdout.split())
+
+
+def test_import_graphmem_loads_no_sdk_driver_or_exporter():
+    loaded = _modules_after("import graphmem")
+    assert not loaded & set(HEAVY), loaded & set(HEAVY)
+
+
+def test_memory_class_and_cli_parser_load_no_sdk_or_driver():
+    loaded = _modules_after("from graphmem import Memory\nfrom graphmem.cli import build_parser\nbuild_parser()")
+    assert not loaded & {"openai", "neo4j", "graphmem.export", "graphmem.browser.browse"}
+
+
+def _env_without_llm(tmp_path: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "GRAPHMEM_LLM_", "GRAPHMEM_CONFIG"))}
+    return {**env, "GRAPHMEM_HOME": str(tmp_path / "home")}
+
+
+def test_default_memory_and_read_commands_need_no_llm_key(tmp_path):
+    env = _env_without_llm(tmp_path)
+    code = ("from graphmem import Memory\n"
+            "with Memory() as m:\n"
+            "    print(m.get_all(user_id='ann'), m.history('nope'), type(m.store).__name__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert "{'results': [], 'relations': []} [] EmbeddedStore" in out.stdout
+    assert (tmp_path / "home").is_dir()  # the default store went under GRAPHMEM_HOME
+
+
+@pytest.fixture
+def keyless_config(tmp_path, monkeypatch) -> str:
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "GRAPHMEM_LLM_BASE_URL", "GRAPHMEM_LLM_MODEL", "GRAPHMEM_CONFIG"):
+        monkeypatch.delenv(name, raising=False)
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({
+        "embedder": {"provider": "hashing", "config": {"dims": 64}},
+        "graph_store": {"provider": "embedded", "config": {"path": str(tmp_path / "graph")}},
+        "history_db_path": str(tmp_path / "history.db"),
+    }))
+    return str(path)
+
+
+def test_cli_read_commands_work_without_an_llm_key(keyless_config, server, capsys):
+    writer = {**json.loads(Path(keyless_config).read_text()), "llm": llm_config(server)}
+    script(server, graph([("Boston", "place")], [("I", "lives_in", "Boston")]))
+    server.enqueue("extract_facts", {"facts": ["Lives in Boston"]})
+    with Memory(writer) as m:
+        memory_id = m.add("I live in Boston", user_id="ann")["results"][0]["id"]
+    for argv in (["get-all", "--user", "ann", "--json"], ["search", "Boston", "--user", "ann", "--json"],
+                 ["timeline", "me", "--user", "ann"], ["history", memory_id],
+                 ["export", "--user", "ann", "--format", "json"]):
+        assert main([*argv, "--config", keyless_config]) == 0, argv
+        out = capsys.readouterr().out
+        assert "Boston" in out or argv[0] == "timeline", argv
+    # an add that needs the LLM says what is missing, on first use
+    assert main(["add", "I moved to Denver", "--user", "ann", "--config", keyless_config]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("graphmem: error:") and "OPENAI_API_KEY" in err
+
+
+def test_llm_base_url_and_model_from_the_environment_reach_every_command(keyless_config, server, capsys, monkeypatch):
+    monkeypatch.setenv("GRAPHMEM_LLM_BASE_URL", server.base_url)
+    monkeypatch.setenv("GRAPHMEM_LLM_MODEL", "env-model")
+    script(server, graph([("Boston", "place")], [("I", "lives_in", "Boston")]))
+    server.enqueue("extract_facts", {"facts": ["Lives in Boston"]})
+    assert main(["add", "I live in Boston", "--user", "ann", "--config", keyless_config]) == 0
+    assert "LIVES_IN" in capsys.readouterr().out
+    assert server.requests and {r.model for r in server.requests} == {"env-model"}
+
+
+def test_config_names_win_over_the_environment(monkeypatch):
+    from graphmem.config import MemoryConfig
+
+    monkeypatch.setenv("GRAPHMEM_LLM_BASE_URL", "http://env.invalid/v1")
+    monkeypatch.setenv("GRAPHMEM_LLM_MODEL", "env-model")
+    cfg = MemoryConfig.load({"llm": {"provider": "openai", "config": {"model": "m", "base_url": "http://cfg.invalid/v1"}}})
+    assert (cfg.llm.config.model, cfg.llm.config.base_url) == ("m", "http://cfg.invalid/v1")
+    assert MemoryConfig.load(None).llm.config.model == "env-model"
+
+
+def test_missing_key_is_a_config_error_only_when_the_llm_is_used(keyless_config):
+    with Memory(json.loads(Path(keyless_config).read_text())) as m:
+        with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
+            m.add("I live in Boston", user_id="ann")
+        assert m.get_all(user_id="ann") == {"results": [], "relations": []}  # nothing half-written
