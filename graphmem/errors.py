@@ -11,6 +11,7 @@
     ├── EmbeddingError         the embedder failed
     └── StoreError             the graph store failed
         └── StoreUnavailableError  the database cannot be reached (message names the URL)
+            └── LauncherError      the local Neo4j launcher could not build, start or stop Neo4j
 
 Driver, HTTP and SDK exceptions are translated at the boundary with ``raise ... from exc`` so the
 original stays available as ``__cause__``.
@@ -66,12 +67,17 @@ class StoreUnavailableError(StoreError):
     """The graph store cannot be reached."""
 
 
+class LauncherError(StoreUnavailableError):
+    """The local Neo4j launcher (graphmem.launcher) could not build, start or stop Neo4j."""
+
+
 __all__ = [
     "ConfigError",
     "EmbeddingError",
     "GraphMemError",
     "InvalidInputError",
     "LLMError",
+    "LauncherError",
     "LLMResponseError",
     "LLMUnavailableError",
     "MissingScopeError",

@@ -2,7 +2,13 @@
 
 The Java side lives in ``neo4j-launcher/`` (a thin jar plus ``target/lib/*.jar``) and runs
 Neo4j in-process with Bolt on 127.0.0.1:7687, HTTP + Browser on 127.0.0.1:7474 and auth
-disabled. This module only uses the standard library.
+disabled. This module only uses the standard library. Its failures are
+:class:`~graphmem.errors.LauncherError`.
+
+Where it builds: in a source checkout, the checkout's ``neo4j-launcher/``. An installed wheel
+carries the pom and the Java sources as package data (``graphmem/neo4j-launcher/``); they are
+copied to ``$GRAPHMEM_HOME/launcher/neo4j-launcher/`` (default ``~/.graphmem``) and built there
+with Maven on first use, so a pip-installed graphmem can start Neo4j too (Java 17/21 + Maven).
 
     python -m graphmem.launcher start            # builds on first use, prints the bolt URI
     python -m graphmem.launcher status
@@ -29,7 +35,10 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
+
+from graphmem.errors import LauncherError
 
 READY_MARKER = "GRAPHMEM_NEO4J_READY"
 FAILED_MARKER = "GRAPHMEM_NEO4J_FAILED"
@@ -38,15 +47,42 @@ LAUNCHER_DIR = "neo4j-launcher"
 JAR_NAME = "neo4j-launcher.jar"
 
 
+#: The launcher project shipped inside the wheel (pom.xml + src/), see the module docstring.
+PACKAGED_PROJECT = Path(__file__).resolve().parent / LAUNCHER_DIR
+
+
 def _find_root(start_points: list[Path]) -> Path:
+    """A source checkout holding neo4j-launcher/pom.xml, else the packaged copy's build folder."""
     for start in start_points:
         for d in [start, *start.parents]:
-            if (d / LAUNCHER_DIR / "pom.xml").is_file():
+            # the packaged copy inside graphmem/ is never built in place (site-packages may be read-only)
+            if (d / LAUNCHER_DIR / "pom.xml").is_file() and (d / LAUNCHER_DIR).resolve() != PACKAGED_PROJECT:
                 return d
-    raise RuntimeError(
-        f"cannot find the graphmem repo root (a directory containing {LAUNCHER_DIR}/pom.xml) "
-        f"above {', '.join(str(p) for p in start_points)}; pass root=... or --root"
+    if (PACKAGED_PROJECT / "pom.xml").is_file():
+        return unpack_packaged_project()
+    raise LauncherError(
+        f"cannot find the Neo4j launcher project ({LAUNCHER_DIR}/pom.xml) above "
+        f"{', '.join(str(p) for p in start_points)} nor inside the installed package; pass root=... or --root"
     )
+
+
+def unpack_packaged_project(home: Path | None = None) -> Path:
+    """Copy the wheel's launcher project (pom + sources) to ``<home>/launcher/neo4j-launcher`` when
+    missing or changed, and return ``<home>/launcher`` (the root to build and run from)."""
+    home = home or Path(os.environ.get("GRAPHMEM_HOME") or Path.home() / ".graphmem")
+    root = home / "launcher"
+    target = root / LAUNCHER_DIR
+    try:
+        for source in [PACKAGED_PROJECT / "pom.xml", *(PACKAGED_PROJECT / "src").rglob("*")]:
+            if not source.is_file():
+                continue
+            dest = target / source.relative_to(PACKAGED_PROJECT)
+            if not dest.is_file() or dest.read_bytes() != source.read_bytes():
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(source, dest)  # a fresh mtime: needs_build() sees the change
+    except OSError as exc:
+        raise LauncherError(f"cannot prepare the Neo4j launcher project in {target}: {exc}") from exc
+    return root
 
 
 def _java_version(java_home: Path) -> int | None:
@@ -73,7 +109,7 @@ def _java_version(java_home: Path) -> int | None:
 def _check_java(java_home: Path, source: str) -> Path:
     version = _java_version(java_home)
     if version not in SUPPORTED_JAVA:
-        raise RuntimeError(
+        raise LauncherError(
             f"Java at {java_home} ({source}) is version {version or 'unknown'}; Neo4j 5.26 needs "
             f"Java 17 or 21 (Java 25 is not supported). Install a JDK 17 (e.g. apt-get install "
             f"openjdk-17-jdk-headless) or point GRAPHMEM_JAVA_HOME at one."
@@ -108,7 +144,16 @@ def find_java_home(explicit: str | None = None) -> Path:
     java = shutil.which("java")
     if java:
         return _check_java(Path(os.path.realpath(java)).parent.parent, "java on PATH")
-    raise RuntimeError("no Java found: install a JDK 17 or 21, or set GRAPHMEM_JAVA_HOME")
+    raise LauncherError("no Java found: install a JDK 17 or 21, or set GRAPHMEM_JAVA_HOME")
+
+
+@contextlib.contextmanager
+def _os_errors(action: str) -> Iterator[None]:
+    """Files, processes and sockets fail with OSError; callers see a LauncherError naming the step."""
+    try:
+        yield
+    except OSError as exc:
+        raise LauncherError(f"cannot {action} Neo4j: {exc}") from exc
 
 
 @contextlib.contextmanager
@@ -129,7 +174,7 @@ def _file_lock(path: Path, timeout: float):
                 break
             except BlockingIOError:
                 if time.monotonic() > deadline:
-                    raise RuntimeError(f"timed out after {timeout}s waiting for lock {path}") from None
+                    raise LauncherError(f"timed out after {timeout}s waiting for lock {path}") from None
                 time.sleep(0.2)
         try:
             yield
@@ -245,14 +290,14 @@ class Neo4jLauncher:
         """Run Maven if the jar is missing or older than the pom/sources; streams its output."""
         if not self.needs_build():
             return
-        with _file_lock(self.state_dir / "build.lock", timeout=1800):
+        with _os_errors("build"), _file_lock(self.state_dir / "build.lock", timeout=1800):
             if self.needs_build():  # another process may have built it while we waited
                 self._build()
 
     def _build(self) -> None:
         mvn = os.environ.get("GRAPHMEM_MVN") or shutil.which("mvn")
         if not mvn:
-            raise RuntimeError("Maven (mvn) not found on PATH; install it (apt-get install maven) or set GRAPHMEM_MVN")
+            raise LauncherError("Maven (mvn) not found on PATH; install it (apt-get install maven) or set GRAPHMEM_MVN")
         env = dict(os.environ, JAVA_HOME=str(self.java_home))
         cmd = [mvn, "-B", "--no-transfer-progress", "-Dstyle.color=never",
                "-f", str(self.project_dir / "pom.xml"), "package", "-DskipTests"]
@@ -265,7 +310,7 @@ class Neo4jLauncher:
             sys.stderr.write(line)
             tail.append(line.rstrip())
         if proc.wait() != 0:
-            raise RuntimeError("neo4j-launcher build failed:\n" + "\n".join(tail))
+            raise LauncherError("neo4j-launcher build failed:\n" + "\n".join(tail))
         self.jar.touch()  # make the up-to-date check hold even if Maven skipped repackaging
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -294,7 +339,7 @@ class Neo4jLauncher:
         """Start Neo4j in the background (it outlives this Python process); return the bolt URI."""
         if self.is_running():
             return self.uri
-        with _file_lock(self.lock_file, timeout=timeout + 1800):  # + room for a cold build
+        with _os_errors("start"), _file_lock(self.lock_file, timeout=timeout + 1800):  # + room for a cold build
             return self._start(timeout)
 
     def _start(self, timeout: float) -> str:
@@ -307,12 +352,12 @@ class Neo4jLauncher:
                 if _port_open(self.bolt_port):
                     return self.uri
                 time.sleep(0.25)
-            raise RuntimeError(f"Neo4j (pid {stale}) is running but not ready after {timeout}s; "
+            raise LauncherError(f"Neo4j (pid {stale}) is running but not ready after {timeout}s; "
                                f"log {self.log_file}:\n{self._log_tail()}")
         self.pid_file.unlink(missing_ok=True)
         for port in (self.bolt_port, self.http_port):
             if _port_open(port):
-                raise RuntimeError(f"port {port} on 127.0.0.1 is already in use by another process "
+                raise LauncherError(f"port {port} on 127.0.0.1 is already in use by another process "
                                    f"(another Neo4j?); stop it or choose other ports")
         self.build()
         self.state_dir.mkdir(parents=True, exist_ok=True)
@@ -342,7 +387,7 @@ class Neo4jLauncher:
             return self.uri
         self._kill(self._proc.pid)
         self.pid_file.unlink(missing_ok=True)
-        raise RuntimeError(f"Neo4j did not become ready (see {self.log_file}); last log lines:\n{self._log_tail()}")
+        raise LauncherError(f"Neo4j did not become ready (see {self.log_file}); last log lines:\n{self._log_tail()}")
 
     def _wait_ready(self, pid: int, timeout: float) -> bool:
         """Wait for the READY line (the log is truncated at each start). Bolt binds before the
@@ -392,7 +437,7 @@ class Neo4jLauncher:
             self._proc = None
 
     def stop(self) -> None:
-        with _file_lock(self.lock_file, timeout=600):
+        with _os_errors("stop"), _file_lock(self.lock_file, timeout=600):
             pid = self._live_pid()
             if pid is not None:
                 self._kill(pid)
@@ -427,7 +472,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"running {launcher.uri} {launcher.browser_url} pid={launcher._read_pid()}" if running
                   else "not running")
             return 0 if running else 1
-    except RuntimeError as e:
+    except LauncherError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     return 0

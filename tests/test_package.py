@@ -80,18 +80,70 @@ def test_config_errors_are_clear():
     MemoryConfig.load({"vector_store": {"provider": "qdrant"}, "version": "v1.1"})  # mem0 keys are accepted
 
 
-def test_wheel_ships_cypher_and_prompts(tmp_path):
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    """A real wheel built by hatchling from this checkout."""
+    out = tmp_path_factory.mktemp("wheel")
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path), str(ROOT)],
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), str(ROOT)],
         check=True,
     )
-    (wheel,) = tmp_path.glob("graphmem-*.whl")
+    (built,) = out.glob("graphmem-*.whl")
+    return built
+
+
+def test_wheel_ships_cypher_prompts_launcher_project_and_license(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     for name in list_cypher():
         assert f"graphmem/cypher/{name}.cypher" in names
     for name in list_prompts():
         assert f"graphmem/prompts/{name}" in names
     assert "graphmem/py.typed" in names
+    assert "graphmem/neo4j-launcher/pom.xml" in names
+    java = [n for n in names if n.startswith("graphmem/neo4j-launcher/src/") and n.endswith(".java")]
+    assert java and all((ROOT / n.removeprefix("graphmem/")).is_file() for n in java)
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
+
+
+def test_license_file_matches_pyproject():
+    import tomllib
+
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    text = (ROOT / "LICENSE").read_text()
+    assert meta["license"]["text"] == "Apache-2.0" and meta["license-files"] == ["LICENSE"]
+    assert "Apache License" in text and "Version 2.0, January 2004" in text and "END OF TERMS AND CONDITIONS" in text
+
+
+def test_installed_wheel_launcher_uses_its_packaged_project(wheel, tmp_path):
+    """Installed from the wheel (no checkout around it), the launcher unpacks the pom and sources it
+    ships and builds from there; its failures are LauncherErrors, reported without a traceback."""
+    site = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(site), str(wheel)], check=True)
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(site), "GRAPHMEM_HOME": str(tmp_path / "home"),
+           "GRAPHMEM_MVN": str(tmp_path / "no-maven-here")}
+    code = ("import graphmem.launcher as l, graphmem.errors as e\n"
+            f"assert l.__file__.startswith({str(site)!r}), l.__file__\n"
+            "n = l.Neo4jLauncher(bolt_port=7699, http_port=7499)\n"
+            "print(n.project_dir, n.needs_build())\n"
+            "try:\n    n.build()\nexcept e.LauncherError as x:\n    print('LauncherError', x)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    project = tmp_path / "home" / "launcher" / "neo4j-launcher"
+    assert f"{project} True" in out.stdout and "LauncherError" in out.stdout
+    assert (project / "pom.xml").read_bytes() == (ROOT / "neo4j-launcher" / "pom.xml").read_bytes()
+    assert list(project.rglob("*.java"))
+    cli = subprocess.run([sys.executable, "-m", "graphmem.launcher", "build"], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert cli.returncode == 1 and "\nerror: cannot build Neo4j" in cli.stderr and "Traceback" not in cli.stderr
+
+
+def test_version_flag_prints_the_package_version(capsys):
+    import tomllib
+
+    with pytest.raises(SystemExit) as exc:
+        main(["--version"])
+    assert exc.value.code == 0
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    assert capsys.readouterr().out.strip() == f"graphmem {version}" == f"graphmem {graphmem.__version__}"
 
 
 def test_every_cli_command_has_help_and_is_in_the_readme():
