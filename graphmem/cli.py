@@ -1,8 +1,10 @@
 """The ``graphmem`` command line.
 
-    graphmem add "I moved to Denver" --user alice [--timestamp 2024-06-15]
-    graphmem search "where do I live?" --user alice [--limit 10] [--as-of 2023-12-01] [--known-at T] [--json]
-    graphmem get-all --user alice [--include-invalidated] [--json]
+    graphmem add "I moved to Denver" --user alice [--timestamp 2024-06-15] [--metadata JSON] [--no-infer]
+    graphmem search "where do I live?" --user alice [--limit 10] [--as-of 2023-12-01] [--known-at T]
+                    [--filter KEY=VALUE]... [--threshold 0.3] [--json]
+    graphmem get-all --user alice [--include-invalidated] [--json]      # memories and relations
+    graphmem get MEMORY_ID | update MEMORY_ID TEXT | delete MEMORY_ID
     graphmem timeline Boston --user alice
     graphmem history MEMORY_ID
     graphmem delete-all --user alice --yes
@@ -12,7 +14,8 @@
 
 Configuration comes from ``--config FILE`` (a JSON file with Memory.from_config keys) or the
 GRAPHMEM_CONFIG environment variable; without either, the defaults of ``Memory()``.
-Exit codes: 0 ok, 1 graphmem error (message on stderr), 2 usage error.
+Exit codes: 0 ok, 1 graphmem error (message on stderr), 2 usage error (a missing scope, a bad value
+such as ``--limit 0`` or a date that is not ISO-8601, or input the library refuses as invalid).
 """
 
 from __future__ import annotations
@@ -21,10 +24,14 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from graphmem.errors import ConfigError, GraphMemError
+from graphmem.errors import ConfigError, GraphMemError, InvalidInputError, NotFoundError
+
+if TYPE_CHECKING:
+    from graphmem.memory import Memory
 
 
 def _scope_args(p: argparse.ArgumentParser) -> None:
@@ -45,29 +52,112 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="graphmem", description="Knowledge-graph memory for LLM agents.")
     parser.add_argument("--version", action="version", version=f"graphmem {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _add_add(sub)
+    _add_search(sub)
+    _add_get_all(sub)
+    _add_memory_commands(sub)
+    _add_timeline_history_delete_all(sub)
+    _add_demo(sub)
+    _add_browse_and_export(sub)
+    return parser
 
-    p = sub.add_parser("add", help="extract and store memories from a message", description="Extract entities and relations from MESSAGE and merge them into the scope's graph.")
+
+# --- argument types: a bad value is a usage error (exit 2) before anything runs -----------------
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _iso_time(text: str) -> str:
+    from graphmem.types import parse_time
+
+    try:
+        parse_time(text)
+    except (GraphMemError, ValueError, OverflowError) as exc:
+        raise argparse.ArgumentTypeError(f"not an ISO-8601 date/time: {text!r} ({exc})") from None
+    return text
+
+
+def _json_object(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"not JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError("must be a JSON object, e.g. '{\"source\": \"chat\"}'")
+    return value
+
+
+def _filter(text: str) -> tuple[str, Any]:
+    """KEY=VALUE (a string) or KEY:=JSON (a number, boolean, null, list...)."""
+    key, sep, value = text.partition("=")
+    if not sep or not key or key == ":":
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE or KEY:=JSON, got {text!r}")
+    if not key.endswith(":"):
+        return key, value
+    try:
+        return key[:-1], json.loads(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{key[:-1]}: not JSON: {exc}") from None
+
+
+# --- memory commands --------------------------------------------------------------------------
+
+
+def _add_add(sub: Any) -> None:
+    p = sub.add_parser("add", help="extract and store memories from a message", description="Extract memory facts, entities and relations from MESSAGE and merge them into the scope's memory and graph (--no-infer: store MESSAGE verbatim as one memory, no LLM call).")
     p.add_argument("message", help="the message text ('-' reads stdin)")
     p.add_argument("--role", default="user", choices=["user", "assistant"], help="role of the message (default user)")
-    p.add_argument("--timestamp", help="when the message was said, ISO-8601 (default now)")
+    p.add_argument("--timestamp", type=_iso_time, help="when the message was said, ISO-8601 (default now)")
+    p.add_argument("--metadata", type=_json_object, help="JSON object stored with the new memories, e.g. '{\"source\": \"chat\"}'")
+    p.add_argument("--no-infer", dest="infer", action="store_false", help="store the message as is; no LLM call")
     _scope_args(p)
     _common(p)
 
-    p = sub.add_parser("search", help="search a scope's memories", description="Memories and relations relevant to QUERY (no LLM call).")
+
+def _add_search(sub: Any) -> None:
+    p = sub.add_parser("search", help="search a scope's memories and relations", description="Memories and relations relevant to QUERY (no LLM call).")
     p.add_argument("query")
-    p.add_argument("--limit", type=int, default=10, help="maximum results (default 10)")
+    p.add_argument("--limit", type=_positive_int, default=10, help="maximum results (default 10)")
     p.add_argument("--preset", choices=["hybrid", "hybrid_rrf", "vector", "bm25"], default="hybrid", help="ranking preset")
-    p.add_argument("--as-of", help="event time, ISO-8601: what was true then (default now)")
-    p.add_argument("--known-at", help="transaction time, ISO-8601: what graphmem believed then")
+    p.add_argument("--as-of", type=_iso_time, help="event time, ISO-8601: what was true then (default now)")
+    p.add_argument("--known-at", type=_iso_time, help="transaction time, ISO-8601: what graphmem believed then")
+    p.add_argument("--filter", dest="filters", action="append", type=_filter, metavar="KEY=VALUE",
+                   help="memory metadata must match (repeatable; KEY:=JSON for numbers, booleans, null)")
+    p.add_argument("--threshold", type=float, help="minimum cosine similarity of a memory")
     _scope_args(p)
     _common(p)
 
-    p = sub.add_parser("get-all", help="list a scope's relations", description="Every relation of the scope, oldest first.")
+
+def _add_get_all(sub: Any) -> None:
+    p = sub.add_parser("get-all", help="list a scope's memories and relations", description="Every memory and every current relation of the scope, oldest first (--include-invalidated: retired relations too).")
     p.add_argument("--include-invalidated", action="store_true", help="include retired relations (history)")
-    p.add_argument("--limit", type=int, default=100, help="maximum results (default 100)")
+    p.add_argument("--limit", type=_positive_int, default=100, help="maximum results (default 100)")
     _scope_args(p)
     _common(p)
 
+
+def _add_memory_commands(sub: Any) -> None:
+    p = sub.add_parser("get", help="show one memory", description="The memory MEMORY_ID (its text, scope, metadata and times).")
+    p.add_argument("memory_id")
+    _common(p)
+    p = sub.add_parser("update", help="replace a memory's text", description="Replace the text of memory MEMORY_ID with TEXT (re-embedded; recorded in its history).")
+    p.add_argument("memory_id")
+    p.add_argument("text", help="the new text ('-' reads stdin)")
+    _common(p)
+    p = sub.add_parser("delete", help="delete one memory", description="Remove the memory MEMORY_ID for good; its history keeps a DELETE event.")
+    p.add_argument("memory_id")
+    _common(p)
+
+
+def _add_timeline_history_delete_all(sub: Any) -> None:
     p = sub.add_parser("timeline", help="every version of the relations of an entity", description="Every version of every relation touching ENTITY, in event-time order, with both time axes. ENTITY may be 'me' for the scope's own node.")
     p.add_argument("entity")
     _scope_args(p)
@@ -82,12 +172,12 @@ def build_parser() -> argparse.ArgumentParser:
     _scope_args(p)
     _common(p)
 
+
+def _add_demo(sub: Any) -> None:
     p = sub.add_parser("demo", help="run the Desmond and badminton stories", description="Run the demo stories, printing the graph and the cost of each add after each message. Uses scripted LLM answers when no LLM is configured (OPENAI_API_KEY / GRAPHMEM_LLM_BASE_URL) and the config names none; the graph goes to a temporary embedded store unless --store neo4j.")
     p.add_argument("--config", type=Path, help="JSON config file (llm, embedder, graph_store keys)")
     p.add_argument("--store", choices=["embedded", "neo4j"], help="where the demo graph goes (default: the config's store, else a temporary embedded store)")
     p.add_argument("--neo4j-url", help="Neo4j URL for --store neo4j (default bolt://127.0.0.1:7687, the launcher's)")
-    _add_browse_and_export(sub)
-    return parser
 
 
 # --- browse and export (graphmem.browser.browse, graphmem.export) -------------------------------
@@ -170,7 +260,10 @@ def _print_relations(result: dict[str, Any], as_json: bool) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ns = build_parser().parse_args(argv)
+    parser = build_parser()
+    ns = parser.parse_args(argv)
+    if hasattr(ns, "user_id") and not any(_scope(ns).values()):
+        parser.error(f"{ns.command}: give at least one of --user, --agent, --run")  # exits 2
     try:
         if ns.command == "demo":
             from graphmem.demo import run_demo
@@ -180,37 +273,104 @@ def main(argv: list[str] | None = None) -> int:
             return _run_browse_or_export(ns)
         from graphmem.memory import Memory
 
-        config = load_config(ns.config)
-        scope = _scope(ns)
-        with Memory(config) as memory:
-            if ns.command == "add":
-                text = sys.stdin.read() if ns.message == "-" else ns.message
-                result = memory.add({"role": ns.role, "content": text}, timestamp=ns.timestamp, **scope)
-            elif ns.command == "search":
-                result = memory.search(ns.query, limit=ns.limit, preset=ns.preset, as_of=ns.as_of, known_at=ns.known_at, **scope)
-            elif ns.command == "timeline":
-                result = memory.timeline(ns.entity, **scope)
-            elif ns.command == "history":
-                events = memory.history(ns.memory_id)
-                if ns.json:
-                    print(json.dumps(events, indent=2, ensure_ascii=False))
-                for e in [] if ns.json else events:
-                    print(f"{e['created_at']}  {e['event']:<6}  {e['old_memory'] or ''!s} -> {e['new_memory'] or ''!s}")
-                return 0
-            elif ns.command == "get-all":
-                result = memory.get_all(include_invalidated=ns.include_invalidated, limit=ns.limit, **scope)
-            else:
-                if not ns.yes and not _confirm(scope):
-                    print("aborted", file=sys.stderr)
-                    return 1
-                result = memory.delete_all(**scope)
-                print(json.dumps(result) if ns.json else result["message"])
-                return 0
-            _print_relations(result, ns.json)
-        return 0
+        with Memory(load_config(ns.config)) as memory:
+            return _MEMORY_COMMANDS[ns.command](memory, ns)
+    except InvalidInputError as exc:  # bad arguments the parser could not see (ids, filters, metadata)
+        print(f"graphmem: error: {exc}", file=sys.stderr)
+        return 2
     except GraphMemError as exc:
         print(f"graphmem: error: {exc}", file=sys.stderr)
         return 1
+
+
+def _text(value: str) -> str:
+    return sys.stdin.read() if value == "-" else value
+
+
+def _cmd_add(memory: Memory, ns: argparse.Namespace) -> int:
+    message = {"role": ns.role, "content": _text(ns.message)}
+    result = memory.add(message, timestamp=ns.timestamp, metadata=ns.metadata, infer=ns.infer, **_scope(ns))
+    _print_relations(result, ns.json)
+    return 0
+
+
+def _cmd_search(memory: Memory, ns: argparse.Namespace) -> int:
+    filters = dict(ns.filters) if ns.filters else None
+    result = memory.search(ns.query, limit=ns.limit, preset=ns.preset, as_of=ns.as_of, known_at=ns.known_at,
+                           filters=filters, threshold=ns.threshold, **_scope(ns))
+    _print_relations(result, ns.json)
+    return 0
+
+
+def _cmd_get_all(memory: Memory, ns: argparse.Namespace) -> int:
+    _print_relations(memory.get_all(include_invalidated=ns.include_invalidated, limit=ns.limit, **_scope(ns)), ns.json)
+    return 0
+
+
+def _cmd_timeline(memory: Memory, ns: argparse.Namespace) -> int:
+    _print_relations(memory.timeline(ns.entity, **_scope(ns)), ns.json)
+    return 0
+
+
+def _cmd_get(memory: Memory, ns: argparse.Namespace) -> int:
+    item = memory.get(ns.memory_id)
+    if item is None:
+        raise NotFoundError(f"no memory with id {ns.memory_id!r}")
+    if ns.json:
+        print(json.dumps(item, indent=2, ensure_ascii=False))
+    else:
+        print(f"memory {item['id']}: {item['memory']}")
+        for key in ("user_id", "agent_id", "run_id", "metadata", "created_at", "updated_at"):
+            if item.get(key) is not None:
+                print(f"  {key}: {json.dumps(item[key], ensure_ascii=False) if key == 'metadata' else item[key]}")
+    return 0
+
+
+def _cmd_update(memory: Memory, ns: argparse.Namespace) -> int:
+    result = memory.update(ns.memory_id, _text(ns.text))
+    print(json.dumps(result, ensure_ascii=False) if ns.json else f"updated memory {result['id']}: {result['memory']}")
+    return 0
+
+
+def _cmd_delete(memory: Memory, ns: argparse.Namespace) -> int:
+    result = memory.delete(ns.memory_id)
+    print(json.dumps(result, ensure_ascii=False) if ns.json else f"deleted memory {result['id']}")
+    return 0
+
+
+def _cmd_history(memory: Memory, ns: argparse.Namespace) -> int:
+    events = memory.history(ns.memory_id)
+    if not events:
+        raise NotFoundError(f"no memory with id {ns.memory_id!r} (no history recorded for it)")
+    if ns.json:
+        print(json.dumps(events, indent=2, ensure_ascii=False))
+        return 0
+    for e in events:
+        print(f"{e['created_at']}  {e['event']:<6}  {e['old_memory'] or ''!s} -> {e['new_memory'] or ''!s}")
+    return 0
+
+
+def _cmd_delete_all(memory: Memory, ns: argparse.Namespace) -> int:
+    scope = _scope(ns)
+    if not ns.yes and not _confirm(scope):
+        print("aborted", file=sys.stderr)
+        return 1
+    result = memory.delete_all(**scope)
+    print(json.dumps(result) if ns.json else result["message"])
+    return 0
+
+
+_MEMORY_COMMANDS: dict[str, Callable[[Memory, argparse.Namespace], int]] = {
+    "add": _cmd_add,
+    "search": _cmd_search,
+    "get-all": _cmd_get_all,
+    "get": _cmd_get,
+    "update": _cmd_update,
+    "delete": _cmd_delete,
+    "timeline": _cmd_timeline,
+    "history": _cmd_history,
+    "delete-all": _cmd_delete_all,
+}
 
 
 def _confirm(scope: dict[str, str | None]) -> bool:

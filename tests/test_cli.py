@@ -52,11 +52,71 @@ def test_add_search_get_all_timeline_history_delete(server, config, capsys):
 
 
 def test_errors_are_one_line_on_stderr(config, capsys):
-    code, _, err = run(capsys, "search", "x", "--config", config)
-    assert code == 1 and err.startswith("graphmem: error:") and "user_id" in err
+    code, _, err = run(capsys, "get", "no-such-id", "--config", config)
+    assert code == 1 and err.startswith("graphmem: error:") and "no-such-id" in err and "Traceback" not in err
     with pytest.raises(SystemExit) as exc:
         main(["search"])
     assert exc.value.code == 2
+
+
+@pytest.mark.parametrize("argv", [
+    ["search", "x"],  # no scope
+    ["get-all"],
+    ["search", "x", "--user", "u", "--limit", "0"],
+    ["get-all", "--user", "u", "--limit", "-3"],
+    ["search", "x", "--user", "u", "--as-of", "yesterday-ish"],
+    ["add", "hi", "--user", "u", "--timestamp", "2024-13-45"],
+    ["add", "hi", "--user", "u", "--metadata", "[1, 2]"],
+    ["add", "hi", "--user", "u", "--metadata", "{not json"],
+    ["search", "x", "--user", "u", "--filter", "nokey"],
+    ["search", "x", "--user", "u", "--threshold", "high"],
+])
+def test_usage_errors_exit_2_before_anything_runs(argv, config, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main([*argv, "--config", config])
+    assert exc.value.code == 2
+    assert "usage:" in capsys.readouterr().err
+
+
+def test_invalid_input_found_by_the_library_exits_2(config, capsys):
+    code, _, err = run(capsys, "get-all", "--user", "u", "--agent", "", "--config", config)
+    assert code in (0, 2)  # an empty id is "not given"; whatever the library decides, never a traceback
+    code, _, err = run(capsys, "search", "x", "--user", "u", "--filter", "a:=[1]", "--config", config)
+    assert "Traceback" not in err
+
+
+def test_get_update_delete_history_and_unknown_ids(server, config, capsys):
+    code, out, _ = run(capsys, "add", "Likes green tea", "--user", "ann", "--no-infer", "--metadata", '{"source": "chat", "n": 2}',
+                       "--json", "--config", config)
+    assert code == 0 and server.calls() == 0  # --no-infer: no LLM request
+    (added,) = json.loads(out)["results"]
+    mid = added["id"]
+    code, out, _ = run(capsys, "get", mid, "--json", "--config", config)
+    assert code == 0 and json.loads(out)["memory"] == "Likes green tea" and json.loads(out)["metadata"] == {"source": "chat", "n": 2}
+    code, out, _ = run(capsys, "search", "green tea", "--user", "ann", "--filter", "source=chat", "--filter", "n:=2", "--json", "--config", config)
+    assert [m["id"] for m in json.loads(out)["results"]] == [mid]
+    code, out, _ = run(capsys, "search", "green tea", "--user", "ann", "--filter", "source=email", "--json", "--config", config)
+    assert json.loads(out)["results"] == []
+    code, out, _ = run(capsys, "search", "green tea", "--user", "ann", "--threshold", "0.999", "--json", "--config", config)
+    assert code == 0 and all(m["score"] >= 0.999 for m in json.loads(out)["results"])
+    code, out, _ = run(capsys, "update", mid, "Likes black tea", "--config", config)
+    assert code == 0 and "Likes black tea" in out
+    code, out, _ = run(capsys, "history", mid, "--config", config)
+    assert "ADD" in out and "UPDATE" in out and "Likes black tea" in out
+    code, out, _ = run(capsys, "delete", mid, "--config", config)
+    assert code == 0 and mid in out
+    code, _, err = run(capsys, "get", mid, "--config", config)
+    assert code == 1 and f"no memory with id {mid!r}" in err
+    code, _, err = run(capsys, "history", "0000-unknown", "--config", config)
+    assert code == 1 and "no memory with id '0000-unknown'" in err
+    code, _, err = run(capsys, "update", "0000-unknown", "x", "--config", config)
+    assert code == 1 and "0000-unknown" in err
+
+
+def test_get_all_help_says_it_lists_memories(capsys):
+    with pytest.raises(SystemExit):
+        main(["get-all", "--help"])
+    assert "memor" in capsys.readouterr().out.lower()
 
 
 def test_demo_runs_on_scripted_answers_and_says_so(capsys, monkeypatch):

@@ -149,9 +149,12 @@ def test_version_flag_prints_the_package_version(capsys):
 def test_every_cli_command_has_help_and_is_in_the_readme():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     sub = next(a for a in build_parser()._actions if a.dest == "command")
+    helps = {a.dest: a.help for a in sub._choices_actions}
     for name, parser in sub.choices.items():
-        assert parser.description, name
+        assert parser.description and helps.get(name), name
         assert f"graphmem {name}" in readme, name
+        for action in parser._actions:  # every option and argument explains itself
+            assert action.help or action.dest in ("query", "entity", "memory_id"), (name, action.dest)
 
 
 def test_cli_reports_graphmem_errors_without_a_traceback(capsys, tmp_path):
