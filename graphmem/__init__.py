@@ -22,6 +22,7 @@ from graphmem.errors import (
 )
 
 if TYPE_CHECKING:
+    from graphmem.aio import AsyncMemory
     from graphmem.config import MemoryConfig
     from graphmem.memory import Memory
     from graphmem.retrieval import BM25_ONLY, HYBRID, VECTOR_ONLY, SearchPreset
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 
 _LAZY = {
+    "AsyncMemory": "graphmem.aio",
     "Memory": "graphmem.memory",
     "MemoryConfig": "graphmem.config",
     "SearchPreset": "graphmem.retrieval",
@@ -52,6 +54,7 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_LAZY))
 
 __all__ = [
+    "AsyncMemory",
     "BM25_ONLY",
     "HYBRID",
     "VECTOR_ONLY",

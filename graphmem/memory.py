@@ -121,8 +121,9 @@ class Memory:
         parsed = for_extraction(parse_messages(messages, self.config.max_message_chars))
         if not parsed:
             return {"results": [], "relations": []}
-        outcome = self._add.plan(scope, parsed, reference_time, metadata)
-        self._commit(outcome)
+        with self.store.scope_lock(scope):  # read-decide-write of one scope never interleaves
+            outcome = self._add.plan(scope, parsed, reference_time, metadata)
+            self._commit(outcome)
         self._maybe_summarize(scope, outcome)
         return {"results": outcome.results(), "relations": outcome.relations()}
 

@@ -12,10 +12,12 @@ Rules every implementation keeps:
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from graphmem.stores.locks import locks_of
 from graphmem.types import Conversation, Entity, GraphWrite, MemoryItem, Relation, Scope
 
 
@@ -189,6 +191,13 @@ class GraphStore(ABC):
     def delete_all(self, scope: Scope) -> int:
         """Remove every entity, relation, memory and logged message (and the summary) of the scope;
         returns the number of entities removed."""
+
+    def scope_lock(self, scope: Scope) -> AbstractContextManager[None]:
+        """Held by an add from its first read of the scope to its write, so adds to one scope never
+        interleave their read-decide-write (each would miss the other's facts). This default
+        serialises the threads of this process; a store shared by processes (Neo4j) also takes a
+        database lock."""
+        return locks_of(self).hold(scope.key)
 
     @abstractmethod
     def reset(self) -> None:

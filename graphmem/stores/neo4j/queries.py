@@ -43,6 +43,7 @@ SCHEMA = (
     "schema_memory_text_fulltext",
     "schema_conversation_scope_unique",
     "schema_message_scope_index",
+    "schema_scope_lock_unique",
 )
 
 #: The vector indexes setup() checks for the store's dimension.
@@ -53,6 +54,10 @@ VECTOR_INDEXES = ("entity_embedding", "memory_embedding")
 
 def schema(dimensions: int) -> list[Statement]:
     return [Statement(name, {"dimensions": dimensions} if "vector" in name else {}) for name in SCHEMA]
+
+
+def scope_lock(scope: Scope) -> Statement:
+    return Statement("scope_lock", {"scope": scope.key})
 
 
 def show_embedding_indexes() -> Statement:

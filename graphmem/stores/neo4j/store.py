@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Literal, TypeVar
 
@@ -279,6 +280,32 @@ class Neo4jStore(GraphStore):
 
     def set_summary(self, scope: Scope, text: str, through_seq: int, at: datetime) -> bool:
         return bool(self._write_one(log_queries.set_summary(scope, text, through_seq, at))["newer"])
+
+    # --- per-scope write lock ------------------------------------------------------------------------
+
+    @contextmanager
+    def scope_lock(self, scope: Scope) -> Iterator[None]:
+        """The in-process lock, then the scope's database lock (scope_lock.cypher) held in an open
+        transaction until the block ends: adds of one scope queue across processes too."""
+        with super().scope_lock(scope):
+            stmt = queries.scope_lock(scope)
+            with translated(self.url):
+                session = self._driver.session(database=self.database, notifications_min_severity=NOTIFICATIONS)
+                try:
+                    tx = session.begin_transaction()
+                    self._count()
+                    tx.run(stmt.text, dict(stmt.params)).consume()
+                except BaseException:
+                    session.close()
+                    raise
+            try:
+                yield
+            finally:
+                try:
+                    tx.rollback()
+                    session.close()
+                except Exception:  # noqa: BLE001 - the lock ends with the transaction either way
+                    log.warning("could not release the lock of scope %s cleanly", scope.key, exc_info=True)
 
     # --- removal ------------------------------------------------------------------------------------
 
