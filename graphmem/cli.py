@@ -11,6 +11,8 @@
     graphmem demo
     graphmem browse --user alice [--query history] [--open]
     graphmem export --user alice --format graphml|json|cypher [--output FILE]
+    graphmem serve --keys keys.json [--port 8000]
+    graphmem mcp --user alice [--http --port 8765]
 
 Configuration comes from ``--config FILE`` (a JSON file with Memory.from_config keys) or the
 GRAPHMEM_CONFIG environment variable; without either, the defaults of ``Memory()``.
@@ -59,6 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_timeline_history_delete_all(sub)
     _add_demo(sub)
     _add_browse_and_export(sub)
+    _add_servers(sub)
     return parser
 
 
@@ -180,6 +183,15 @@ def _add_demo(sub: Any) -> None:
     p.add_argument("--neo4j-url", help="Neo4j URL for --store neo4j (default bolt://127.0.0.1:7687, the launcher's)")
 
 
+# --- servers (graphmem.server.commands) ---------------------------------------------------------
+
+
+def _add_servers(sub: Any) -> None:
+    from graphmem.server.commands import add_parsers
+
+    add_parsers(sub)
+
+
 # --- browse and export (graphmem.browser.browse, graphmem.export) -------------------------------
 
 
@@ -271,6 +283,10 @@ def main(argv: list[str] | None = None) -> int:
             return run_demo(load_config(ns.config), store=ns.store, neo4j_url=ns.neo4j_url)
         if ns.command in ("browse", "export"):
             return _run_browse_or_export(ns)
+        if ns.command in ("serve", "mcp"):
+            from graphmem.server import commands
+
+            return commands.run(ns, load_config(ns.config))
         from graphmem.memory import Memory
 
         with Memory(load_config(ns.config)) as memory:

@@ -128,6 +128,7 @@ def sample_statements():
         queries.get_all(scope, False, None),
         queries.timeline(scope, "alice"),
         queries.entities(scope),
+        queries.scope_lock(scope),
         memory_queries.similar_memories(scope, [axis(0)], 5, plan),
         memory_queries.search_memories(scope, MemoryQuery(axis(0), "tea", filters={"k": 1}, as_of=T0), plan),
         memory_queries.get_memory("m"),

@@ -1,0 +1,3 @@
+"""The network doors to the one engine: ``graphmem serve`` (REST, rest.py) and ``graphmem mcp``
+(MCP, mcp.py). Both run ``AsyncMemory`` and check scopes with access.py. Optional: install
+``graphmem[server]`` / ``graphmem[mcp]``."""

@@ -1,0 +1,78 @@
+"""The ``graphmem serve`` and ``graphmem mcp`` subcommands (registered from cli.py)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from graphmem.errors import ConfigError
+
+
+def add_parsers(sub: Any) -> None:
+    p = sub.add_parser("serve", help="run the REST server (mem0's routes, tenant API keys)",
+                       description="Serve mem0's REST routes (plus /timeline and /graph) over HTTP with uvicorn; "
+                       "OpenAPI docs at /docs. Needs graphmem[server]. Callers authenticate with keys from --keys.")
+    p.add_argument("--keys", type=Path, help="JSON file of API keys (sha256) and the scopes each may use")
+    p.add_argument("--no-auth", action="store_true", help="serve without keys (every caller is admin; local use only)")
+    p.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    p.add_argument("--max-body-bytes", type=int, default=1_000_000, help="largest request body accepted (default 1 MB)")
+    p.add_argument("--workers", type=int, default=16, help="engine threads serving requests (default 16)")
+    p.add_argument("--config", type=Path, help="JSON config file (default: $GRAPHMEM_CONFIG)")
+
+    p = sub.add_parser("mcp", help="run the MCP server (stdio, or --http)",
+                       description="Serve graphmem's memory tools to MCP clients (Claude Desktop, Cursor, coding "
+                       "agents) over stdio, or streamable HTTP with --http. Needs graphmem[mcp]. Give the scope with "
+                       "--user/--agent/--run (the server then serves that scope only), or --scope-per-call.")
+    g = p.add_argument_group("scope")
+    g.add_argument("--user", dest="serve_user_id", help="user id this server serves")
+    g.add_argument("--agent", dest="serve_agent_id", help="agent id this server serves")
+    g.add_argument("--run", dest="serve_run_id", help="run id this server serves")
+    g.add_argument("--scope-per-call", action="store_true", help="no fixed scope: every tool call names its own")
+    p.add_argument("--http", action="store_true", help="streamable HTTP instead of stdio")
+    p.add_argument("--host", default="127.0.0.1", help="HTTP interface (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765)")
+    p.add_argument("--config", type=Path, help="JSON config file (default: $GRAPHMEM_CONFIG)")
+
+
+def run(ns: argparse.Namespace, config: dict[str, Any] | None) -> int:
+    return _serve(ns, config) if ns.command == "serve" else _mcp(ns, config)
+
+
+def _serve(ns: argparse.Namespace, config: dict[str, Any] | None) -> int:
+    from graphmem.server.access import Tenants
+
+    if ns.keys is None and not ns.no_auth:
+        raise ConfigError("graphmem serve needs --keys FILE (or --no-auth for local use)")
+    tenants = None if ns.no_auth else Tenants.load(ns.keys)
+    try:
+        import uvicorn
+
+        from graphmem.aio import AsyncMemory
+        from graphmem.server.rest import create_app
+    except ImportError as exc:
+        raise ConfigError(f"graphmem serve needs the server extra: pip install 'graphmem[server]' ({exc})") from exc
+    memory = AsyncMemory(config, max_workers=ns.workers)
+    try:
+        app = create_app(memory, tenants, max_body=ns.max_body_bytes)
+        uvicorn.run(app, host=ns.host, port=ns.port, log_level="warning", access_log=False)
+    finally:
+        memory.sync.close()
+    return 0
+
+
+def _mcp(ns: argparse.Namespace, config: dict[str, Any] | None) -> int:
+    # own dest names: the CLI's generic scope check (user_id etc.) must not apply to --scope-per-call
+    scope = {"user_id": ns.serve_user_id, "agent_id": ns.serve_agent_id, "run_id": ns.serve_run_id}
+    fixed = any(scope.values())
+    if fixed == ns.scope_per_call:
+        raise ConfigError("graphmem mcp needs a scope (--user/--agent/--run) or --scope-per-call, not both")
+    try:
+        from graphmem.server.mcp import serve
+    except ImportError as exc:
+        raise ConfigError(f"graphmem mcp needs the mcp extra: pip install 'graphmem[mcp]' ({exc})") from exc
+    serve(config, scope if fixed else None, http=ns.http, host=ns.host, port=ns.port)
+    print("graphmem mcp: stopped", file=sys.stderr)
+    return 0

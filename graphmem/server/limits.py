@@ -1,0 +1,54 @@
+"""A request body size limit as plain ASGI middleware: 413 with a JSON body, before any route runs."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+Scope = dict[str, Any]
+Message = dict[str, Any]
+
+
+class BodyLimit:
+    def __init__(self, app: Any, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope.get("headers") or []).get(b"content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > self.limit):
+            await self._refuse(send)
+            return
+        chunks: list[bytes] = []
+        size, more = 0, True
+        while more:  # read the (bounded) body first, so a chunked upload cannot exceed the limit either
+            message = await receive()
+            if message["type"] != "http.request":
+                break
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.limit:
+                await self._refuse(send)
+                return
+            chunks.append(chunk)
+            more = message.get("more_body", False)
+        body = b"".join(chunks)
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+    async def _refuse(self, send: Any) -> None:
+        payload = json.dumps({"detail": f"request body larger than {self.limit} bytes", "error": "PayloadTooLarge"}).encode()
+        await send({"type": "http.response.start", "status": 413,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]})
+        await send({"type": "http.response.body", "body": payload})

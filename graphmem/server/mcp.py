@@ -1,0 +1,173 @@
+"""``graphmem mcp``: graphmem's memory as MCP tools (official MCP Python SDK, ``MCPServer``).
+
+Two ways to scope, chosen when the server starts:
+- fixed (``--user alice`` and/or ``--agent``/``--run``): tools take no scope arguments and only ever
+  touch that scope; a memory id of another scope is "not found".
+- per call (``--scope-per-call``): every tool takes ``user_id`` / ``agent_id`` / ``run_id`` (at
+  least one), and tools on a memory id check the memory belongs to the scope named.
+Unknown arguments are refused (a tool error naming them), like every bad value.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from graphmem.aio import AsyncMemory
+from graphmem.errors import GraphMemError, InvalidInputError, NotFoundError
+from graphmem.server.access import scope_sees
+from graphmem.server.views import neighbourhood
+
+SCOPE_KEYS = ("user_id", "agent_id", "run_id")
+Scope = dict[str, str | None]
+Tool = Callable[..., Awaitable[Any]]
+
+
+class Message(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    role: Literal["user", "assistant"] = "user"
+    content: str
+
+
+Text = Annotated[str, Field(min_length=1, max_length=100_000)]
+When = Annotated[str | None, Field(description="ISO-8601 date or datetime, e.g. 2024-06-15")]
+
+
+class Tools:
+    """The tool implementations; ``scope`` is the fixed scope, or None when each call names one."""
+
+    def __init__(self, memory: AsyncMemory, scope: Scope | None) -> None:
+        self.memory = memory
+        self.fixed = scope
+
+    def _scope(self, given: Scope) -> Scope:
+        return self.fixed if self.fixed is not None else given
+
+    async def _owned(self, memory_id: str, given: Scope) -> dict[str, Any]:
+        scope = self._scope(given)
+        if not any(scope.values()):
+            raise InvalidInputError("at least one of user_id, agent_id, run_id is required")
+        found = await self.memory.get(memory_id)
+        if found is None or not scope_sees(scope, found):
+            raise NotFoundError(f"no memory with id {memory_id!r} in this scope")
+        return found
+
+    async def add_memory(self, messages: str | list[Message], metadata: dict[str, Any] | None = None, infer: bool = True,
+                         timestamp: When = None, **scope: str | None) -> dict[str, Any]:
+        """Remember a message (or a conversation: a list of {role, content}) for the scope. With infer (default)
+        graphmem extracts short facts and a knowledge graph of entities and relations, reconciled with what it
+        already knows (contradicted relations are retired, not deleted); infer=false stores the text verbatim.
+        timestamp: when it was said (default now). Returns the memory events and the relations added/retired."""
+        payload: Any = messages if isinstance(messages, str) else [m.model_dump() for m in messages]
+        return await self.memory.add(payload, **self._scope(scope), metadata=metadata, infer=infer, timestamp=timestamp)
+
+    async def search_memory(self, query: Text, limit: Annotated[int, Field(ge=1, le=100)] = 10,
+                            as_of: When = None, known_at: When = None, filters: dict[str, Any] | None = None,
+                            **scope: str | None) -> dict[str, Any]:
+        """Find memories and knowledge-graph relations relevant to a query (no LLM call). as_of: what was true at
+        that time (event time, default now). known_at: what graphmem believed at that time (transaction time).
+        filters: metadata filters on memories."""
+        return await self.memory.search(query, **self._scope(scope), limit=limit, as_of=as_of, known_at=known_at,
+                                        filters=filters)
+
+    async def get_memories(self, include_invalidated: bool = False, limit: Annotated[int, Field(ge=1, le=1000)] = 100,
+                           **scope: str | None) -> dict[str, Any]:
+        """List the scope's memories and current relations, oldest first; include_invalidated adds retired
+        relations (history)."""
+        return await self.memory.get_all(**self._scope(scope), include_invalidated=include_invalidated, limit=limit)
+
+    async def get_memory(self, memory_id: Text, **scope: str | None) -> dict[str, Any]:
+        """One memory by id, with its text, metadata and times."""
+        return await self._owned(memory_id, scope)
+
+    async def update_memory(self, memory_id: Text, text: Text, **scope: str | None) -> dict[str, Any]:
+        """Replace the text of a memory (kept in its history)."""
+        await self._owned(memory_id, scope)
+        return await self.memory.update(memory_id, text)
+
+    async def delete_memory(self, memory_id: Text, **scope: str | None) -> dict[str, Any]:
+        """Delete a memory for good (its history keeps a DELETE event)."""
+        await self._owned(memory_id, scope)
+        return await self.memory.delete(memory_id)
+
+    async def entity_timeline(self, entity: Text, **scope: str | None) -> dict[str, Any]:
+        """Every version of every relation touching an entity (e.g. "Boston", or "me" for the user), in
+        event-time order, with valid_at/invalid_at (when true in the world) and created_at/expired_at (when
+        graphmem learned/retired it)."""
+        return await self.memory.timeline(entity, **self._scope(scope))
+
+    async def entity_neighbourhood(self, entity: Text, as_of: When = None, known_at: When = None,
+                                   **scope: str | None) -> dict[str, Any]:
+        """The relations touching an entity that hold at as_of (default now), as graphmem knew them at known_at
+        (default now)."""
+        return neighbourhood(await self.memory.timeline(entity, **self._scope(scope)), as_of, known_at)
+
+    async def get_summary(self, **scope: str | None) -> dict[str, Any]:
+        """The scope's rolling conversation summary (null before the first one)."""
+        return {"summary": await self.memory.get_summary(**self._scope(scope))}
+
+
+TOOL_NAMES = ("add_memory", "search_memory", "get_memories", "get_memory", "update_memory", "delete_memory",
+              "entity_timeline", "entity_neighbourhood", "get_summary")
+
+
+def bound(tools: Tools, name: str) -> Tool:
+    """The tool function the SDK sees: the method's arguments, plus user_id/agent_id/run_id when each
+    call names its scope (their schema and validation come from this signature)."""
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    method = getattr(tools, name)
+
+    async def tool(**kwargs: Any) -> Any:
+        try:
+            return await method(**kwargs)
+        except GraphMemError as exc:  # an anticipated failure: the model reads the reason
+            raise ToolError(f"{type(exc).__name__}: {exc}") from exc
+
+    params = [p for p in inspect.signature(method, eval_str=True).parameters.values() if p.kind is not p.VAR_KEYWORD]
+    if tools.fixed is None:
+        described = Annotated[str | None, Field(description="scope: at least one of user_id, agent_id, run_id")]
+        params += [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=described) for k in SCOPE_KEYS]
+    tool.__signature__ = inspect.Signature(params, return_annotation=dict[str, Any])  # type: ignore[attr-defined]
+    tool.__name__ = name
+    tool.__doc__ = method.__doc__
+    tool.__annotations__ = {p.name: p.annotation for p in params} | {"return": dict[str, Any]}
+    return tool
+
+
+def build_server(memory: AsyncMemory, scope: Scope | None) -> Any:
+    from mcp.server.mcpserver import MCPServer
+
+    fixed = None if scope is None else {k: scope.get(k) for k in SCOPE_KEYS}
+    tools = Tools(memory, fixed)
+    named = ", ".join(f"{k}={v}" for k, v in (fixed or {}).items() if v) or "the scope each call names"
+    server = MCPServer("graphmem", instructions=f"Long-term memory (facts and a temporal knowledge graph) for {named}.",
+                       log_level="WARNING")
+    for name in TOOL_NAMES:
+        server.add_tool(bound(tools, name), name=name, description=" ".join((getattr(Tools, name).__doc__ or "").split()))
+        _refuse_unknown_arguments(server, name)
+    return server
+
+
+def _refuse_unknown_arguments(server: Any, name: str) -> None:
+    """The SDK ignores arguments a tool does not declare; graphmem refuses them (a typo must not pass)."""
+    tool = server._tool_manager.get_tool(name)
+    model = tool.fn_metadata.arg_model
+    strict = type(model.__name__, (model,), {"model_config": ConfigDict(arbitrary_types_allowed=True, extra="forbid")})
+    tool.fn_metadata.arg_model = strict
+    tool.parameters["additionalProperties"] = False
+
+
+def serve(config: dict[str, Any] | None, scope: Scope | None, *, http: bool, host: str, port: int) -> None:
+    memory = AsyncMemory(config)
+    try:
+        server = build_server(memory, scope)
+        if http:
+            server.run("streamable-http", host=host, port=port, streamable_http_path="/mcp")
+        else:
+            server.run("stdio")
+    finally:
+        memory.sync.close()

@@ -1,0 +1,186 @@
+"""``graphmem serve``: mem0's REST routes over the one engine (AsyncMemory), with tenant API keys.
+
+Routes (mem0's, so mem0 REST clients work): POST /memories, GET /memories, GET/PUT/DELETE
+/memories/{id}, GET /memories/{id}/history, POST /search, DELETE /memories, POST /reset; and
+graphmem's GET /timeline and GET /graph. OpenAPI at /docs. Bodies are pydantic models that refuse
+unknown fields; every error is a JSON body {"detail": ...} with a 4xx status (5xx only when the
+LLM or the store failed, without a traceback). Keys: access.py.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Annotated, Any
+
+from fastapi import Depends, FastAPI, Header, HTTPException, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+
+from graphmem.aio import AsyncMemory
+from graphmem.errors import (
+    GraphMemError,
+    InvalidInputError,
+    LLMError,
+    NotFoundError,
+    StoreUnavailableError,
+)
+from graphmem.server.access import Tenant, Tenants
+from graphmem.server.limits import BodyLimit
+from graphmem.server.models import MemoryCreate, MemoryUpdate, SearchRequest
+from graphmem.server.views import neighbourhood
+
+log = logging.getLogger(__name__)
+
+#: Tenant of a server started with --no-auth (local development only).
+OPEN = Tenant("open", admin=True)
+DEFAULT_MAX_BODY = 1_000_000
+
+Scope = dict[str, str | None]
+
+
+def create_app(memory: AsyncMemory, tenants: Tenants | None, *, max_body: int = DEFAULT_MAX_BODY) -> FastAPI:
+    """The REST app; ``tenants=None`` serves without keys (every caller is admin)."""
+    app = FastAPI(title="graphmem", description="Knowledge-graph memory for LLM agents (mem0-compatible REST).",
+                  version="1")
+    _errors(app)
+    app.add_middleware(BodyLimit, limit=max_body)
+    app.state.tenants = tenants
+
+    @app.post("/memories", summary="Remember messages for a scope")
+    async def add(body: MemoryCreate, tenant: Caller) -> dict[str, Any]:
+        scope = _allowed(tenant, body.user_id, body.agent_id, body.run_id)
+        messages = [m.model_dump() for m in body.messages]
+        return await memory.add(messages, **scope, metadata=body.metadata, infer=body.infer, timestamp=body.timestamp)
+
+    @app.get("/memories", summary="A scope's memories and relations")
+    async def get_all(tenant: Caller, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
+                      include_invalidated: bool = False, limit: Annotated[int, Query(ge=1, le=10_000)] = 100) -> dict[str, Any]:
+        scope = _allowed(tenant, user_id, agent_id, run_id)
+        return await memory.get_all(**scope, include_invalidated=include_invalidated, limit=limit)
+
+    @app.get("/memories/{memory_id}", summary="One memory by id")
+    async def get_one(memory_id: str, tenant: Caller) -> dict[str, Any]:
+        return await _owned(memory, tenant, memory_id)
+
+    @app.put("/memories/{memory_id}", summary="Replace a memory's text")
+    async def update(memory_id: str, body: MemoryUpdate, tenant: Caller) -> dict[str, Any]:
+        await _owned(memory, tenant, memory_id)
+        return await memory.update(memory_id, body.new_text())
+
+    @app.delete("/memories/{memory_id}", summary="Delete one memory")
+    async def delete(memory_id: str, tenant: Caller) -> dict[str, Any]:
+        await _owned(memory, tenant, memory_id)
+        return await memory.delete(memory_id)
+
+    @app.get("/memories/{memory_id}/history", summary="Every change of a memory")
+    async def history(memory_id: str, tenant: Caller) -> list[dict[str, Any]]:
+        events = await memory.history(memory_id)
+        if not events:
+            raise HTTPException(404, f"no history for memory {memory_id!r}")
+        if not all(tenant.allows_user(e.get("user_id")) for e in events):
+            raise HTTPException(403, f"memory {memory_id!r} is outside the scopes of this key")
+        return events
+
+    @app.delete("/memories", summary="Delete everything of a scope")
+    async def delete_all(tenant: Caller, user_id: str | None = None, agent_id: str | None = None,
+                         run_id: str | None = None) -> dict[str, Any]:
+        return await memory.delete_all(**_allowed(tenant, user_id, agent_id, run_id))
+
+    @app.post("/search", summary="Memories and relations relevant to a query (no LLM call)")
+    async def search(body: SearchRequest, tenant: Caller) -> dict[str, Any]:
+        scope = _allowed(tenant, body.user_id, body.agent_id, body.run_id)
+        return await memory.search(body.query, **scope, limit=body.limit, filters=body.filters, threshold=body.threshold,
+                                   as_of=body.as_of, known_at=body.known_at)
+
+    @app.post("/reset", summary="Delete everything of every scope (admin key)")
+    async def reset(tenant: Caller) -> dict[str, str]:
+        if not tenant.admin:
+            raise HTTPException(403, "/reset needs an admin key")
+        await memory.reset()
+        return {"message": "Memory reset successfully!"}
+
+    @app.get("/timeline", summary="Every version of the relations of an entity")
+    async def timeline(tenant: Caller, entity: str, user_id: str | None = None, agent_id: str | None = None,
+                       run_id: str | None = None) -> dict[str, Any]:
+        return await memory.timeline(entity, **_allowed(tenant, user_id, agent_id, run_id))
+
+    @app.get("/graph", summary="A scope's relations, or one entity's neighbourhood at a time")
+    async def graph(tenant: Caller, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
+                    entity: str | None = None, as_of: str | None = None, known_at: str | None = None,
+                    include_invalidated: bool = False, limit: Annotated[int, Query(ge=1, le=10_000)] = 100) -> dict[str, Any]:
+        scope = _allowed(tenant, user_id, agent_id, run_id)
+        if entity is not None:
+            return neighbourhood(await memory.timeline(entity, **scope), as_of, known_at)
+        found = await memory.get_all(**scope, include_invalidated=include_invalidated, limit=limit)
+        return {"relations": found["relations"]}
+
+    return app
+
+
+async def _caller(
+    request: Request,
+    authorization: Annotated[str | None, Header()] = None,
+    x_api_key: Annotated[str | None, Header()] = None,
+) -> Tenant:
+    """The tenant of the request's key (``Authorization: Token <key>`` or ``Bearer``, or X-API-Key)."""
+    tenants: Tenants | None = request.app.state.tenants
+    if tenants is None:
+        return OPEN
+    key = x_api_key
+    if authorization:
+        kind, _, token = authorization.strip().partition(" ")
+        if kind.lower() in ("token", "bearer") and token.strip():
+            key = token.strip()
+    tenant = tenants.find(key)
+    if tenant is None:
+        raise HTTPException(401, "a valid API key is required (Authorization: Token <key>, or X-API-Key)",
+                            headers={"WWW-Authenticate": "Token"})
+    return tenant
+
+
+Caller = Annotated[Tenant, Depends(_caller)]
+
+
+def _allowed(tenant: Tenant, user_id: str | None, agent_id: str | None, run_id: str | None) -> Scope:
+    """The scope of a request, if the key may use it (a scope is required: 400 before 403)."""
+    if user_id is None and agent_id is None and run_id is None:
+        raise InvalidInputError("at least one of user_id, agent_id, run_id is required")
+    if not tenant.allows_user(user_id):
+        raise HTTPException(403, f"this key may only use scopes of the users {tenant.describe()}")
+    return {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}
+
+
+async def _owned(memory: AsyncMemory, tenant: Tenant, memory_id: str) -> dict[str, Any]:
+    found = await memory.get(memory_id)
+    if found is None:
+        raise NotFoundError(f"no memory with id {memory_id!r}")
+    if not tenant.allows_user(found.get("user_id")):
+        raise HTTPException(403, f"memory {memory_id!r} is outside the scopes of this key")
+    return found
+
+
+_STATUS: tuple[tuple[type[GraphMemError], int], ...] = (
+    (InvalidInputError, 400),
+    (NotFoundError, 404),
+    (LLMError, 502),
+    (StoreUnavailableError, 503),
+)
+
+
+def _errors(app: FastAPI) -> None:
+    @app.exception_handler(GraphMemError)
+    async def graphmem_error(request: Request, exc: GraphMemError) -> JSONResponse:
+        status = next((code for kind, code in _STATUS if isinstance(exc, kind)), 500)
+        if status >= 500:
+            log.warning("%s %s failed: %s: %s", request.method, request.url.path, type(exc).__name__, exc)
+        return JSONResponse({"detail": str(exc), "error": type(exc).__name__}, status_code=status)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        problems = [{"loc": list(e.get("loc", ())), "msg": e.get("msg"), "type": e.get("type")} for e in exc.errors()]
+        return JSONResponse({"detail": problems, "error": "ValidationError"}, status_code=422)
+
+    @app.exception_handler(Exception)
+    async def unexpected(request: Request, exc: Exception) -> JSONResponse:
+        log.error("%s %s failed unexpectedly: %s", request.method, request.url.path, type(exc).__name__)
+        return JSONResponse({"detail": "internal error", "error": type(exc).__name__}, status_code=500)
