@@ -246,6 +246,21 @@ def load_config(path: Path | None) -> dict[str, Any] | None:
     return data
 
 
+#: Commands that only read: on the embedded store they open it read-only, so they work while
+#: another process (an app, `graphmem serve`) owns the folder.
+READ_COMMANDS = ("search", "get-all", "timeline", "history", "get")
+
+
+def read_only(config: dict[str, Any] | None) -> dict[str, Any]:
+    """The config with the embedded store opened read-only (the last durable state, no lock taken)."""
+    config = dict(config or {})
+    store = dict(config.get("graph_store") or {})
+    if store.get("provider", "embedded") == "embedded":
+        store["config"] = {**(store.get("config") or {}), "read_only": True}
+        config["graph_store"] = store
+    return config
+
+
 def _scope(ns: argparse.Namespace) -> dict[str, Any]:
     return {key: getattr(ns, key, None) for key in ("user_id", "agent_id", "run_id")}
 
@@ -289,7 +304,10 @@ def main(argv: list[str] | None = None) -> int:
             return commands.run(ns, load_config(ns.config))
         from graphmem.memory import Memory
 
-        with Memory(load_config(ns.config)) as memory:
+        config = load_config(ns.config)
+        if ns.command in READ_COMMANDS:
+            config = read_only(config)
+        with Memory(config) as memory:
             return _MEMORY_COMMANDS[ns.command](memory, ns)
     except InvalidInputError as exc:  # bad arguments the parser could not see (ids, filters, metadata)
         print(f"graphmem: error: {exc}", file=sys.stderr)

@@ -100,6 +100,8 @@ class Neo4jSettings(_Model):
 
 class EmbeddedSettings(_Model):
     path: Path = DEFAULT_HOME / "graph"
+    #: read the last durable state without taking the folder's lock (another process may own it); writes fail
+    read_only: bool = False
 
 
 class GraphStoreConfig(_Model):

@@ -70,4 +70,4 @@ def build_store(config: GraphStoreConfig, embedding_dims: int, **neo4j_options: 
         )
     from graphmem.stores.embedded import EmbeddedStore
 
-    return EmbeddedStore(path=settings.path.expanduser(), embedding_dims=embedding_dims)
+    return EmbeddedStore(path=settings.path.expanduser(), embedding_dims=embedding_dims, read_only=settings.read_only)

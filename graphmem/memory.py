@@ -65,7 +65,8 @@ class Memory:
         self.store = store or build_store(self.config.graph_store, self.embedder.dims)
         self.store.setup()
         self.history_log = History(self.config.history_db_path)
-        self.history_log.repair(self.store.get_memory)
+        if not self.store.read_only:  # a reader must not settle the owner's in-flight adds
+            self.history_log.repair(self.store.get_memory)
         self._add = AddPipeline(
             store=self.store,
             embedder=self.embedder,

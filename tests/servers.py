@@ -14,7 +14,6 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
-
 from conftest import TEST_DIMS
 
 
@@ -59,7 +58,7 @@ def running(args: list[str], ready_url: str, log: Path, timeout: float = 90.0) -
                 break
             except httpx.HTTPError:
                 if time.monotonic() > deadline:
-                    raise RuntimeError(f"server did not answer at {ready_url}: {log.read_text(errors='replace')[-2000:]}")
+                    raise RuntimeError(f"server did not answer at {ready_url}: {log.read_text(errors='replace')[-2000:]}") from None
                 time.sleep(0.2)
         yield proc
     finally:

@@ -16,11 +16,11 @@ import threading
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT, TEST_DIMS
+from helpers import llm_config, make_memory
+
 from graphmem import AsyncMemory, Memory
 from graphmem.aio import public_methods
-from helpers import llm_config, make_memory
 
 FACT = "Likes green tea"
 

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
+from servers import free_port, graphmem_command, running, write_config
 
 from graphmem.server.mcp import TOOL_NAMES
 from graphmem.testing import ScriptedLLMServer
-from servers import free_port, graphmem_command, running, write_config
 
 STORES = ["embedded", pytest.param("neo4j", marks=pytest.mark.neo4j)]
 

@@ -8,10 +8,10 @@ import uuid
 
 import httpx
 import pytest
+from servers import free_port, graphmem_command, running, write_config
 
 from graphmem.server.access import hash_key
 from graphmem.testing import ScriptedLLMServer
-from servers import free_port, graphmem_command, running, write_config
 
 ALICE_KEY, ACME_KEY, ADMIN_KEY = "key-alice-" + uuid.uuid4().hex, "key-acme-" + uuid.uuid4().hex, "key-admin-" + uuid.uuid4().hex
 

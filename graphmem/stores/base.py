@@ -86,6 +86,8 @@ class MemoryQuery:
 class GraphStore(ABC):
     """A per-scope knowledge graph of entities and bi-temporal relations."""
 
+    #: True when the store refuses every change (the embedded store opened by a reader, see journal.py)
+    read_only: bool = False
     #: database round trips made so far (a transaction of several statements counts each statement)
     round_trips: int = 0
 

@@ -19,7 +19,7 @@ import json
 import os
 import zlib
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from graphmem.errors import StoreError
 
@@ -59,11 +59,15 @@ class Journal:
         lines: records in the journal file (a snapshot empties it).
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, read_only: bool = False) -> None:
         self.path = path
         self.seq = 0
         self.lines = 0
+        self.read_only = read_only
         self._fd: int | None = None
+        self._lock: BinaryIO | None = None
+        if read_only:  # a reader takes no lock: the owner may be running (see load_read_only)
+            return
         try:
             path.mkdir(parents=True, exist_ok=True)
             self._lock = open(path / LOCK_FILE, "a+b")  # noqa: SIM115 - held until close()
@@ -75,7 +79,8 @@ class Journal:
             self._lock.close()
             raise StoreError(
                 f"graph store {path} is in use by another process (or already open in this one); "
-                "close the other store first"
+                "close the other store first, read it with the CLI's read commands (read-only), "
+                "or run the owner as `graphmem serve` and talk to it over REST"
             ) from exc
 
     @property
@@ -86,8 +91,33 @@ class Journal:
     def snapshot_path(self) -> Path:
         return self.path / SNAPSHOT_FILE
 
+    def load_read_only(self, attempts: int = 20) -> tuple[Record | None, list[Record]]:
+        """The last durable state while the owner may be writing: the snapshot and the whole journal
+        records newer than it, contiguous from the snapshot on. A torn last line (an append in
+        progress) is left out, not cut off; a compaction between the two reads shows as a gap or a
+        changed snapshot, and the read starts again."""
+        for _ in range(attempts):
+            before = self._snapshot_stamp()
+            snapshot = self._read_snapshot()
+            base = int(snapshot.get("seq", 0)) if snapshot else 0
+            records = [r for r in self._read_journal(repair=False) if r["seq"] > base]
+            contiguous = all(r["seq"] == base + i for i, r in enumerate(records, start=1))
+            if contiguous and self._snapshot_stamp() == before:
+                self.seq = records[-1]["seq"] if records else base
+                return snapshot, records
+        raise StoreError(f"graph store {self.path} changed during every read attempt; try again")
+
+    def _snapshot_stamp(self) -> tuple[int, int] | None:
+        try:
+            st = os.stat(self.snapshot_path)
+        except FileNotFoundError:
+            return None
+        return st.st_ino, st.st_mtime_ns
+
     def load(self) -> tuple[Record | None, list[Record]]:
         """Read the snapshot and the journal records newer than it; open the journal for appends."""
+        if self.read_only:
+            return self.load_read_only()
         snapshot = self._read_snapshot()
         base = int(snapshot.get("seq", 0)) if snapshot else 0
         records = self._read_journal()
@@ -104,6 +134,8 @@ class Journal:
 
     def append(self, record: Record) -> None:
         """Write one record and fsync it; on failure the journal is left as it was."""
+        if self.read_only:
+            raise StoreError(f"graph store {self.path} is open read-only; nothing was written")
         assert self._fd is not None, "load() first"
         line = encode_line({**record, "seq": self.seq + 1})
         start = os.fstat(self._fd).st_size
@@ -144,7 +176,7 @@ class Journal:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
-        if not self._lock.closed:
+        if self._lock is not None and not self._lock.closed:
             fcntl.flock(self._lock, fcntl.LOCK_UN)
             self._lock.close()
 
@@ -159,8 +191,9 @@ class Journal:
             raise StoreError(f"snapshot {self.snapshot_path} has an unknown format")
         return snapshot
 
-    def _read_journal(self) -> list[Record]:
-        """Every whole record; a torn or corrupt tail is cut off, corruption before good records raises."""
+    def _read_journal(self, repair: bool = True) -> list[Record]:
+        """Every whole record; a torn or corrupt tail is cut off (left alone without ``repair``),
+        corruption before good records raises."""
         try:
             data = self.journal_path.read_bytes()
         except FileNotFoundError:
@@ -185,7 +218,7 @@ class Journal:
                 records.append(record)
                 good_end = end
             pos = end
-        if good_end < len(data):
+        if repair and good_end < len(data):
             self._truncate(good_end)
         return records
 

@@ -58,15 +58,16 @@ class EmbeddedStore(GraphStore):
     The journal is compacted into a snapshot every ``compact_every`` changes and on close.
     """
 
-    def __init__(self, path: str | Path, embedding_dims: int, *, compact_every: int = 1000) -> None:
+    def __init__(self, path: str | Path, embedding_dims: int, *, compact_every: int = 1000, read_only: bool = False) -> None:
         self.path = Path(path).expanduser()
+        self.read_only = read_only
         self.embedding_dims = int(embedding_dims)
         self.compact_every = compact_every
         self.round_trips = 0
         self._lock = threading.RLock()
         self._closed = False
         self._graph = MemoryGraph(self.embedding_dims)
-        self._journal = Journal(self.path)
+        self._journal = Journal(self.path, read_only=read_only)
         try:
             self._load()
         except BaseException:
@@ -247,7 +248,7 @@ class EmbeddedStore(GraphStore):
                 return
             self._closed = True
             try:
-                if self._journal.lines:
+                if self._journal.lines and not self.read_only:
                     self._journal.write_snapshot(self._graph.snapshot())
             finally:
                 self._journal.close()
