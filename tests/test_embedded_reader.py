@@ -7,9 +7,8 @@ import json
 import subprocess
 import sys
 
-from servers import graphmem_command
-
 from conftest import TEST_DIMS
+from servers import graphmem_command
 
 OWNER = """
 import json, sys
