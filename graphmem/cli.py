@@ -208,7 +208,7 @@ def _add_browse_and_export(sub: Any) -> None:
     p.add_argument("--from", dest="date_from", help="ISO-8601 start, inclusive (changes)")
     p.add_argument("--to", dest="date_to", help="ISO-8601 end, exclusive (changes)")
     p.add_argument("--relation", help="relation id, from the history view (provenance)")
-    p.add_argument("--browser-url", help="Neo4j Browser address (default: the server's /browser/ on port 7474)")
+    p.add_argument("--browser-url", help="Neo4j Browser address (default: where the server says it serves HTTP, else port 7474)")
     p.add_argument("--open", action="store_true", help="also open the URL in a web browser")
     _scope_args(p)
     p.add_argument("--config", type=Path, help="JSON config file (default: $GRAPHMEM_CONFIG)")
@@ -295,7 +295,7 @@ def main(argv: list[str] | None = None) -> int:
         if ns.command == "demo":
             from graphmem.demo import run_demo
 
-            return run_demo(load_config(ns.config), store=ns.store, neo4j_url=ns.neo4j_url)
+            return run_demo(load_config(ns.config), store=ns.store, neo4j_url=ns.neo4j_url, config_path=ns.config)
         if ns.command in ("browse", "export"):
             return _run_browse_or_export(ns)
         if ns.command in ("serve", "mcp"):

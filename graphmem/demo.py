@@ -7,6 +7,7 @@ with the tool calls written below, through the same client and pipeline, and the
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from collections.abc import Callable
@@ -103,6 +104,7 @@ def run_demo(
     store_path: Path | None = None,
     store: str | None = None,
     neo4j_url: str | None = None,
+    config_path: Path | None = None,
 ) -> int:
     """Run the stories. ``config`` (Memory.from_config keys) may name the LLM, embedder and store;
     ``store="neo4j"`` puts the graph into Neo4j at ``neo4j_url`` (default the launcher's address),
@@ -156,12 +158,24 @@ def run_demo(
                 found += " | memories: " + ("; ".join(m["memory"] for m in result["results"]) or "none")
                 out(f"\nsearch({question!r}) -> {found}    [{_cost_line(before, _costs(memory))}]")
             if cfg["graph_store"]["provider"] == "neo4j":
-                out(f"\nThe graph stays in Neo4j: `graphmem browse --user {U}` opens it in Neo4j Browser.")
+                out("\n" + browse_hint(cfg["graph_store"], None if store == "neo4j" else config_path))
     finally:
         if server:
             server.stop()
         tmp.cleanup()
     return 0
+
+
+def browse_hint(graph_store: dict[str, Any], config_path: Path | None) -> str:
+    """How to open the demo's graph in Neo4j Browser: ``browse`` reads the store from a config, so the
+    command names one (the demo's own --config when that named the Neo4j, else one to write)."""
+    if config_path is not None:
+        return f"The graph stays in Neo4j: `graphmem browse --user {U} --config {config_path}` opens it in Neo4j Browser."
+    url = graph_store.get("config", {}).get("url", "bolt://127.0.0.1:7687")
+    store_config = json.dumps({"graph_store": {"provider": "neo4j", "config": {"url": url}}})
+    return (f"The graph stays in Neo4j at {url}. To open it in Neo4j Browser, name that store in a config:\n"
+            f"  echo '{store_config}' > demo-neo4j.json\n"
+            f"  graphmem browse --user {U} --config demo-neo4j.json")
 
 
 def _costs(memory: Any) -> tuple[int, int, int]:

@@ -35,7 +35,7 @@ from graphmem.browser import (
     list_queries,
     load_query,
 )
-from graphmem.browser.browse import browse
+from graphmem.browser.browse import browse, server_browser_url
 from graphmem.cli import main
 from graphmem.embeddings import HashingEmbedder
 from graphmem.errors import (
@@ -366,9 +366,15 @@ def test_saved_views_return_the_expected_rows(neo4j_store, cypher_run):
             return cypher_run(load_query(name).text, **params, **extra)
 
         current = view("user_graph")
-        pairs = {(r["e"]["name"], r["d"]["name"]) for r in current if r["d"]}
+        pairs = {(r["e"]["name"], r["d"]["name"]) for r in current}
         assert pairs == {(scope.user_id, "Desmond"), (scope.user_id, "sister"), ("sister", "Jesica"), ("Jesica", "dog")}
-        assert {r["e"]["name"] for r in current} == {scope.user_id, "Desmond", "badminton", "sister", "Jesica", "dog"}
+        # badminton's only relation was retired: the node is not shown, so Browser's "connect result
+        # nodes" has no end to draw the retired LOVES_PLAYING arrow to
+        shown = {r["e"]["name"] for r in current} | {r["d"]["name"] for r in current}
+        assert shown == {scope.user_id, "Desmond", "sister", "Jesica", "dog"}
+        ids = [r["e"]["id"] for r in current] + [r["d"]["id"] for r in current]
+        connected = cypher_run("MATCH (a:Entity)-[r]->(b:Entity) WHERE a.id IN $ids AND b.id IN $ids RETURN type(r) AS t", ids=ids)
+        assert sorted(c["t"] for c in connected) == ["HAS_NAME", "HAS_NAME", "HAS_PET", "HAS_SISTER"]  # what Browser adds
 
         around = view("entity_neighbourhood", entity="JESICA")
         assert {r["n"]["name"] for r in around} == {"sister", "dog"}
@@ -403,7 +409,8 @@ def test_the_url_statement_runs_for_hostile_user_ids(user_id, neo4j_store, cyphe
         load_story(neo4j_store, scope, neo4j_store.dims)
         _, editor = browser_reads(browser_link(LAUNCHER, bound_statement("user_graph", scope_values(scope))))
         rows = cypher_run(editor)  # exactly what Browser's editor holds, with no parameters
-        assert {r["e"]["name"] for r in rows} == {scope.user_id, "Desmond", "badminton", "sister", "Jesica", "dog"}
+        shown = {r["e"]["name"] for r in rows} | {r["d"]["name"] for r in rows}
+        assert shown == {scope.user_id, "Desmond", "sister", "Jesica", "dog"}
     finally:
         cleanup(neo4j_store, scope)
 
@@ -447,6 +454,13 @@ def test_browse_configured_neo4j_labels_types_and_prints_the_view(neo4j_store, n
         assert {r["e"]["name"] for r in cypher_run(editor)} == {"Jesica"}
         labels = {r["name"]: sorted(r["l"]) for r in cypher_run("MATCH (e:Entity) WHERE e.scope = $s RETURN e.name AS name, labels(e) AS l", s=scope.key)}
         assert labels["dog"] == ["Entity", "Pet"] and labels["badminton"] == ["Activity", "Entity"]
+        # the scope's own node is captioned with the user's name (its current HAS_NAME), via node.Self
+        own = cypher_run("MATCH (e:Entity:Self) WHERE e.scope = $s RETURN e.name AS name, e.display_name AS caption", s=scope.key)
+        assert own == [{"name": scope.user_id, "caption": "Desmond (me)"}]
+        # Browser's address comes from the server's own settings, not an assumed 7474
+        settings = {r["name"]: r["value"] for r in cypher_run(load_query("browser_address").text)}
+        assert result.target.browser_url == server_browser_url(neo4j_uri, settings)
+        assert urlsplit(result.url).port == int(settings["server.http.advertised_address"].rpartition(":")[2])
     finally:
         cleanup(neo4j_store, scope)
 
@@ -459,6 +473,25 @@ class _LauncherStandIn:
 
     def start(self) -> str:
         return self.uri
+
+
+def test_server_browser_url_follows_the_servers_settings():
+    on = {"server.http.enabled": "true", "server.http.advertised_address": "0.0.0.0:7412",
+          "server.https.enabled": "true", "server.https.advertised_address": "db.internal:7493"}
+    assert server_browser_url("bolt://example.org:7612", on) == "http://example.org:7412/browser/"
+    assert server_browser_url("neo4j+s://example.org", on) == "https://example.org:7493/browser/"
+    assert server_browser_url("bolt://[::1]:7687", {**on, "server.http.enabled": "false"}) == "https://[::1]:7493/browser/"
+    assert server_browser_url("bolt://h", {"server.http.enabled": "false"}) is None
+
+
+def test_demo_browse_hint_names_the_config_it_needs(tmp_path):
+    from graphmem.demo import U, browse_hint
+
+    store = {"provider": "neo4j", "config": {"url": "bolt://127.0.0.1:7612"}}
+    assert f"graphmem browse --user {U} --config {tmp_path / 'c.json'}" in browse_hint(store, tmp_path / "c.json")
+    hint = browse_hint(store, None)
+    written = json.loads(hint.split("echo '")[1].split("' >")[0])
+    assert written == {"graph_store": store} and f"graphmem browse --user {U} --config demo-neo4j.json" in hint
 
 
 def test_browse_embedded_copies_the_scope_into_neo4j(embedded, neo4j_store, neo4j_uri, cypher_run):
@@ -475,7 +508,8 @@ def test_browse_embedded_copies_the_scope_into_neo4j(embedded, neo4j_store, neo4
         copied = read_graph(neo4j_store, scope, include_invalidated=True)
         assert sorted(r.relationship for r in copied.relations) == ["HAS_NAME", "HAS_NAME", "HAS_PET", "HAS_SISTER", "LOVES_PLAYING"]
         _, editor = browser_reads(result.url)
-        assert len({r["e"]["name"] for r in cypher_run(editor)}) == 6
+        rows = cypher_run(editor)
+        assert len({r["e"]["name"] for r in rows} | {r["d"]["name"] for r in rows}) == 5  # badminton: retired only
 
         own = Scope.of(user_id=f"own-{uuid.uuid4().hex[:8]}")  # written by the Neo4j store: never overwritten
         load_story(neo4j_store, own, neo4j_store.dims)
@@ -551,6 +585,7 @@ def test_real_browser_shows_the_users_graph(chrome, neo4j_store, neo4j_uri, tmp_
     from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 
     from helpers import llm_config
+    from neo4j import GraphDatabase
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
@@ -558,7 +593,9 @@ def test_real_browser_shows_the_users_graph(chrome, neo4j_store, neo4j_uri, tmp_
     from graphmem.demo import STORIES, U, story_handler
     from graphmem.testing import ScriptedLLMServer
 
-    browser_url = default_browser_url(neo4j_uri)
+    with GraphDatabase.driver(neo4j_uri) as driver:
+        settings = {r["name"]: r["value"] for r in driver.execute_query(load_query("browser_address").text).records}
+    browser_url = server_browser_url(neo4j_uri, settings) or default_browser_url(neo4j_uri)
     try:
         urllib.request.urlopen(browser_url, timeout=5).close()
     except OSError as exc:
@@ -603,29 +640,29 @@ def test_real_browser_shows_the_users_graph(chrome, neo4j_store, neo4j_uri, tmp_
 
         result = browse({"graph_store": {"provider": "neo4j", "config": {"url": neo4j_uri}}}, scope, out=lambda line: None)
 
-        # once per web browser, as the README says: the style, and only what the query returns
+        # once per web browser, as the README says: the style. Browser keeps its default settings
+        # ("connect result nodes" on): the view alone must keep the retired relation out.
+        assert result.url.startswith(browser_url)
         setup = browser_link(Target(bolt_url=neo4j_uri, browser_url=browser_url, description=""), "")
-        _run_in_browser(chrome, setup + quote(":config autoComplete: false", safe=""), '"autoComplete": false',
-                        "JSON.parse(localStorage['neo4j.settings']).autoComplete === false")
         style_url = f"http://localhost:{style_server.server_address[1]}/{STYLE_PATH.name}"
         _run_in_browser(chrome, setup + quote(f":style {style_url}", safe=""), "node.Person",
                         "JSON.parse(localStorage['neo4j.grass'])['node.Person'].color === '#4C8EDA'")
 
         _run_in_browser(chrome, result.url, "Displaying")
-        others = names - {user}  # the user's own node caption is long: Browser wraps and cuts it
+        others = names - {user}  # the user's own node is captioned "Desmond (me)", checked below
         try:
             WebDriverWait(chrome, 30).until(lambda d: others <= {t.text for t in d.find_elements(By.CSS_SELECTOR, "svg text")})
         finally:
             ARTIFACTS.mkdir(parents=True, exist_ok=True)
             chrome.save_screenshot(str(ARTIFACTS / "browser-graph.png"))
         shown = {t.text for t in chrome.find_elements(By.CSS_SELECTOR, "svg text")}
-        assert user in names and any(t and user.startswith(t.rstrip("…")) for t in shown)
         assert {"HAS_NAME", "HAS_SISTER", "HAS_PET"} <= shown
-        assert "LOVES_PLAYING" not in shown  # invalidated: not part of the current graph
+        assert "LOVES_PLAYING" not in shown and "badminton" not in shown  # retired: not part of the current graph
         fills = chrome.execute_script(  # each node is a <g> holding its outline circle and caption
             "return Array.from(document.querySelectorAll('svg circle.b-outline'))"
             ".map(c => [c.parentNode.textContent.trim(), c.getAttribute('fill')])")
         colours = {text: fill for text, fill in fills}
+        assert user in names and "Desmond(me)" in {t.replace(" ", "") for t in colours}  # own node: the user's name
         assert colours["Jesica"].upper() == "#4C8EDA" and colours["dog"].upper() == "#DA7194"  # Person, Pet
     finally:
         style_server.shutdown()

@@ -16,7 +16,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import quote, urlsplit
 
@@ -82,6 +82,23 @@ def browser_link(target: Target, statement: str) -> str:
     return target.browser_url + "?" + "&".join(f"{key}={quote(value, safe='')}" for key, value in params)
 
 
+def server_browser_url(bolt_url: str, settings: dict[str, str]) -> str | None:
+    """Browser's address from the server's own HTTP(S) settings (browser_address.cypher): the bolt
+    URL's host (what this machine reaches the server by) with the advertised HTTP port, HTTPS for
+    encrypted schemes or when only HTTPS is on. None when the server serves neither."""
+    parts = urlsplit(bolt_url)
+    host = parts.hostname or "127.0.0.1"
+    host = f"[{host}]" if ":" in host else host
+    schemes = ["https", "http"] if parts.scheme.endswith(_SECURE_SCHEMES) else ["http", "https"]
+    for scheme in schemes:
+        if settings.get(f"server.{scheme}.enabled", "").lower() != "true":
+            continue
+        port = settings.get(f"server.{scheme}.advertised_address", "").rpartition(":")[2]
+        if port.isdigit():
+            return f"{scheme}://{host}:{port}/browser/"
+    return None
+
+
 def default_browser_url(bolt_url: str) -> str:
     """Where a Neo4j server serves Browser by default: HTTP 7474, or HTTPS 7473 for encrypted schemes."""
     parts = urlsplit(bolt_url)
@@ -136,6 +153,14 @@ class _Connection:
                 load_query(name).text, params, database_=self.target.database,
                 routing_=RoutingControl.WRITE if write else RoutingControl.READ)
         return [record.data() for record in records]
+
+    def browser_url(self) -> str | None:
+        """Where the server says it serves Browser; None when it will not say (e.g. no privilege)."""
+        try:
+            rows = self.run("browser_address", {})
+        except StoreError:
+            return None
+        return server_browser_url(self.target.bolt_url, {r["name"]: str(r["value"]) for r in rows})
 
     def close(self) -> None:
         self._driver.close()
@@ -202,6 +227,8 @@ def browse(config: dict[str, Any] | MemoryConfig | None, scope: Scope, view: str
     out(f"Neo4j: {target.description}")
     connection = _Connection(target)
     try:
+        if browser_url is None:
+            target = _with_server_browser_url(connection, target, out)
         if copy is not None:
             _copy_into(connection, copy, out)
         summary = connection.run("scope_summary", {"scope": scope.key})[0]
@@ -209,6 +236,7 @@ def browse(config: dict[str, Any] | MemoryConfig | None, scope: Scope, view: str
             raise NotFoundError(f"{_named(scope)} has no graph in {target.description}: nothing to show in Neo4j "
                                 f"Browser. Add memories first (graphmem add ... {_flags(scope)}).")
         _label_types(connection, scope, out)
+        _caption_self(connection, scope, out)
     finally:
         connection.close()
     url = browser_link(target, bound_statement(view, values))
@@ -271,6 +299,28 @@ def _label_types(connection: _Connection, scope: Scope, out: Out) -> None:
         out(f"note: could not add the display labels that colour entities by type ({exc})")
 
 
+#: relationship types by which a model names the scope's user ("my name is Desmond": HAS_NAME)
+NAME_TYPES = ["HAS_NAME", "IS_NAMED", "NAMED", "NAME_IS", "CALLED", "GOES_BY"]
+
+
+def _caption_self(connection: _Connection, scope: Scope, out: Out) -> None:
+    from graphmem.types import canonical_name
+
+    params = {"scope": scope.key, "self_canonical": canonical_name(scope.self_name), "name_types": NAME_TYPES}
+    try:
+        connection.run("caption_self", params, write=True)
+    except StoreError as exc:  # a read-only user: the own node keeps its id as caption
+        out(f"note: could not caption the scope's own node with the user's name ({exc})")
+
+
+def _with_server_browser_url(connection: _Connection, target: Target, out: Out) -> Target:
+    found = connection.browser_url()
+    if found is None:
+        out(f"note: the server did not say where it serves Browser; assuming {target.browser_url} (--browser-url to change)")
+        return target
+    return replace(target, browser_url=found)
+
+
 def _note(line: str) -> None:
     print(line, file=sys.stderr)
 
@@ -293,8 +343,9 @@ def run(ns: Any, config: dict[str, Any] | None) -> int:
     extra = {"entity": ns.entity, "from": ns.date_from, "to": ns.date_to, "relation_id": ns.relation}
     result = browse(config, scope, ns.query, extra, browser_url=ns.browser_url)
     _note(f"style (once per web browser): run :style in Neo4j Browser and drop {STYLE_PATH} on its frame")
-    _note("tip: Browser also draws every relationship between the nodes it shows, invalidated ones too; "
-         ":config autoComplete: false shows only what the query returns")
+    _note("tip: with its default 'connect result nodes' setting Browser also draws relationships between the nodes "
+          "it shows; user_graph leaves out entities without a current relation, but a relation retired between two "
+          "still-connected entities is drawn too: :config autoComplete: false shows only what the query returns")
     _note(f"other views: graphmem browse --query {'|'.join(VIEWS)}")
     _note("open this URL and press Run (the editor holds the query):")
     print(result.url)
