@@ -132,7 +132,8 @@ class AddPipeline:
         self.similar_threshold = similar_threshold
         self.read_log = read_log
         self.keep_messages = keep_messages
-        self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="graphmem-add")
+        # shared by every add in flight (AsyncMemory and servers run many at once): 2 per add would queue them
+        self._pool = ThreadPoolExecutor(max_workers=16, thread_name_prefix="graphmem-add")
 
     def close(self) -> None:
         self._pool.shutdown(wait=True)

@@ -1,0 +1,1 @@
+"""Glue for agent frameworks (optional extras): langgraph.py for LangGraph."""
