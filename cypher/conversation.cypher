@@ -1,11 +1,11 @@
 // The scope's conversation log in one query: the newest $limit messages (returned newest first; the
 // caller puts them oldest first), the summary with its counters, and adds_since_summary: how many
 // distinct adds logged the kept messages newer than the summary. No conversation: null and zeros.
-// Parameters: $scope, $limit
+// Parameters: $scope, $limit, $now (retention: messages with expires_at <= $now are invisible)
 OPTIONAL MATCH (c:Conversation {scope: $scope})
 CALL () {
   MATCH (m:Message)
-  WHERE m.scope = $scope
+  WHERE m.scope = $scope AND (m.expires_at IS NULL OR $now < m.expires_at)
   WITH m
   ORDER BY m.seq DESC
   LIMIT $limit

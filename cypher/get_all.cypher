@@ -7,6 +7,9 @@ WHERE s.scope = $scope AND r.scope = $scope
   AND ($include_invalidated OR ((r.valid_at IS NULL OR r.valid_at <= $now)
                                 AND (r.invalid_at IS NULL OR $now < r.invalid_at)))
 RETURN r {.id, .valid_at, .invalid_at, .created_at, .updated_at, .expired_at, .mentions, .provenance} AS rel,
-       type(r) AS relationship, s.id AS source_id, s.name AS source, d.id AS destination_id, d.name AS destination
+       type(r) AS relationship, s.id AS source_id, s.name AS source, d.id AS destination_id, d.name AS destination,
+       s.entity_type AS source_type, d.entity_type AS destination_type,
+       [k IN keys(s) WHERE k STARTS WITH 'attr_' | [k, s[k]]] AS source_attrs,
+       [k IN keys(d) WHERE k STARTS WITH 'attr_' | [k, d[k]]] AS destination_attrs
 ORDER BY r.created_at, r.seq, r.id
 LIMIT $limit

@@ -1,8 +1,9 @@
 // The scope's memories, oldest first; live ones only unless $include_deleted.
-// Parameters: $scope, $include_deleted, $limit
+// Parameters: $scope, $include_deleted, $limit, $now (retention: expires_at <= $now is invisible)
 MATCH (m:Memory)
 WHERE m.scope = $scope AND ($include_deleted OR m.deleted_at IS NULL)
+  AND (m.expires_at IS NULL OR $now < m.expires_at)
 RETURN m {.id, .text, .hash, .user_id, .agent_id, .run_id, .metadata, .role, .created_at, .updated_at,
-          .deleted_at} AS memory
+          .deleted_at, .expires_at} AS memory
 ORDER BY m.created_at, m.seq, m.id
 LIMIT $limit

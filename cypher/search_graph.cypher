@@ -84,6 +84,9 @@ WITH r, startNode(r) AS s, endNode(r) AS d, vector, fulltext, seed,
      reduce(best = 0.0, score IN [vector, fulltext, seed] | CASE WHEN score > best THEN score ELSE best END) AS best
 RETURN r {.id, .valid_at, .invalid_at, .created_at, .updated_at, .expired_at, .mentions, .provenance} AS rel,
        type(r) AS relationship, s.id AS source_id, s.name AS source, d.id AS destination_id, d.name AS destination,
+       s.entity_type AS source_type, d.entity_type AS destination_type,
+       [k IN keys(s) WHERE k STARTS WITH 'attr_' | [k, s[k]]] AS source_attrs,
+       [k IN keys(d) WHERE k STARTS WITH 'attr_' | [k, d[k]]] AS destination_attrs,
        vector, fulltext, seed
 ORDER BY best DESC, r.created_at, r.seq, r.id
 LIMIT $relation_limit

@@ -18,7 +18,7 @@
 // whatever its memory count, unless filters are given) with k = 2 ×
 // top_k (soft-deleted memories share that index).
 // Parameters: $scope, $embedding, $top_k, $scan_limit, $max_k, $fulltext_terms, $fulltext_scope,
-//             $fulltext_options, $filters, $as_of
+//             $fulltext_options, $filters, $as_of, $now (retention: expires_at <= $now is invisible)
 CALL () {
   MATCH (m:Memory) WHERE m.scope = $scope
   RETURN count(m) AS scope_size
@@ -49,7 +49,8 @@ CALL (scope_size, total, exact, partition_index) {
   RETURN m
 }
 WITH m
-WHERE CASE WHEN $as_of IS NULL THEN m.deleted_at IS NULL
+WHERE (m.expires_at IS NULL OR $now < m.expires_at)
+  AND CASE WHEN $as_of IS NULL THEN m.deleted_at IS NULL
            ELSE m.created_at <= $as_of AND (m.deleted_at IS NULL OR $as_of < m.deleted_at) END
   AND all(f IN $filters WHERE m[f.key] = f.value)
   AND size(m.embedding) = size($embedding)
@@ -63,7 +64,7 @@ CALL (by_vector) {
     'memory_text', 'text:(' + $fulltext_terms + ') AND scope:"' + $fulltext_scope + '"^0', $fulltext_options)
   YIELD node, score
   WITH node AS m, score
-  WHERE m.scope = $scope
+  WHERE m.scope = $scope AND (m.expires_at IS NULL OR $now < m.expires_at)
     AND CASE WHEN $as_of IS NULL THEN m.deleted_at IS NULL
              ELSE m.created_at <= $as_of AND (m.deleted_at IS NULL OR $as_of < m.deleted_at) END
     AND all(f IN $filters WHERE m[f.key] = f.value)

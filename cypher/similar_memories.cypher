@@ -8,7 +8,7 @@
 //
 // A partitioned scope (partition_label.cypher) is asked through its own memory index with k = 2 ×
 // top_k (soft-deleted memories share that index).
-// Parameters: $scope, $embeddings, $top_k, $scan_limit, $max_k
+// Parameters: $scope, $embeddings, $top_k, $scan_limit, $max_k, $now (retention: expires_at <= $now is invisible)
 CALL () {
   MATCH (m:Memory) WHERE m.scope = $scope
   RETURN count(m) AS scope_size
@@ -25,6 +25,7 @@ CALL (scope_size) {
   // the plan's guard sits in the seek value: a WHERE alone would be checked after the seek
   MATCH (m:Memory)
   WHERE m.scope = CASE WHEN scope_size <= $scan_limit THEN $scope END AND m.deleted_at IS NULL
+    AND (m.expires_at IS NULL OR $now < m.expires_at)
   RETURN collect({node: m, embedding: m.embedding}) AS scanned
 }
 UNWIND range(0, size($embeddings) - 1) AS i
@@ -40,7 +41,7 @@ CALL (embedding, scope_size, total, scanned, partition_index) {
       coalesce(partition_index, 'memory_embedding'),
       CASE WHEN partition_index IS NOT NULL THEN 2 * $top_k WHEN wanted > $max_k THEN $max_k ELSE wanted END, embedding)
     YIELD node
-    WITH node WHERE node.scope = $scope AND node.deleted_at IS NULL
+    WITH node WHERE node.scope = $scope AND node.deleted_at IS NULL AND (node.expires_at IS NULL OR $now < node.expires_at)
     RETURN node AS m, node.embedding AS stored
   }
   WITH m, stored WHERE size(stored) = size(embedding)

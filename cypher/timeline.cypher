@@ -7,5 +7,8 @@ WHERE r.scope = $scope
 WITH DISTINCT r
 WITH r, startNode(r) AS s, endNode(r) AS d
 RETURN r {.id, .valid_at, .invalid_at, .created_at, .updated_at, .expired_at, .mentions, .provenance} AS rel,
-       type(r) AS relationship, s.id AS source_id, s.name AS source, d.id AS destination_id, d.name AS destination
+       type(r) AS relationship, s.id AS source_id, s.name AS source, d.id AS destination_id, d.name AS destination,
+       s.entity_type AS source_type, d.entity_type AS destination_type,
+       [k IN keys(s) WHERE k STARTS WITH 'attr_' | [k, s[k]]] AS source_attrs,
+       [k IN keys(d) WHERE k STARTS WITH 'attr_' | [k, d[k]]] AS destination_attrs
 ORDER BY coalesce(r.valid_at, r.created_at), r.created_at, r.seq, r.id

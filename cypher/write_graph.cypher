@@ -10,7 +10,8 @@
 // Entities: an existing one (is_new false) is found by id in the scope. Any other is MERGEd on
 // (scope, canonical): a concurrent add that created the same name first turns ours into a mention
 // of theirs. Each stored entity gets one mention per add, however often the add names it. A created
-// entity also gets its display label (label: from a fixed allow-list, or null), for Browser colours,
+// entity also gets its display label (label: from a fixed allow-list or a declared ontology type
+// name, both validated names, or null), for Browser colours,
 // and the scope's partition label when the scope has its own vector index (partition_index.cypher).
 // Returns the scope's entity count and whether it is partitioned, so the store can partition a
 // scope that grew past its threshold.
@@ -32,9 +33,10 @@
 //   $entities (list of {id, name, canonical, entity_type, label, embedding, is_new, seq}),
 //   $relations (list of {id, type, source_id, source_canonical, destination_id,
 //                        destination_canonical, valid_at, invalid_at, seq}),
-//   $memories (list of {event, id, text, hash, embedding, metadata, meta, role, seq,
+//   $memories (list of {event, id, text, hash, embedding, metadata, meta, role, expires_at, seq,
 //                       mentions: list of {id, canonical}}),
-//   $messages (list of {offset, role, content, timestamp}), $keep_messages
+//   $messages (list of {offset, role, content, timestamp, expires_at}), $keep_messages
+// expires_at (retention, may be null): from then on the memory / message is invisible to reads.
 // seq is the position in the add: with created_at it orders "oldest first" like insertion order.
 CALL () {
   WITH [x IN $invalidations | x.id] AS ids
@@ -123,7 +125,8 @@ CALL () {
       WITH * WHERE x.event = 'ADD' AND known IS NULL
       CREATE (m:Memory {id: x.id})
       SET m += $scope_ids, m += x.meta, m.scope = $scope, m.text = x.text, m.hash = x.hash,
-          m.metadata = x.metadata, m.role = x.role, m.created_at = $at, m.updated_at = $at, m.seq = x.seq
+          m.metadata = x.metadata, m.role = x.role, m.created_at = $at, m.updated_at = $at, m.seq = x.seq,
+          m.expires_at = x.expires_at
       WITH m, x
       CALL db.create.setNodeVectorProperty(m, 'embedding', x.embedding)
       OPTIONAL MATCH (p:ScopePartition {scope: $scope})
@@ -170,7 +173,7 @@ CALL () {
   CALL (c, before) {
     UNWIND $messages AS x
     CREATE (c)-[:HAS_MESSAGE]->(:Message {scope: $scope, seq: before + x.offset, add_id: $add_id, role: x.role,
-                                          content: x.content, timestamp: x.timestamp})
+                                          content: x.content, timestamp: x.timestamp, expires_at: x.expires_at})
   }
   CALL (c) {
     MATCH (old:Message)

@@ -13,6 +13,7 @@
     graphmem export --user alice --format graphml|json|cypher [--output FILE]
     graphmem serve --keys keys.json [--port 8000]
     graphmem mcp --user alice [--http --port 8765]
+    graphmem purge | forget --user alice [--entity NAME] --yes     # retention and erasure
 
 Configuration comes from ``--config FILE`` (a JSON file with Memory.from_config keys) or the
 GRAPHMEM_CONFIG environment variable; without either, the defaults of ``Memory()``.
@@ -62,6 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_demo(sub)
     _add_browse_and_export(sub)
     _add_servers(sub)
+    _add_lifecycle(sub)
     return parser
 
 
@@ -192,6 +194,12 @@ def _add_servers(sub: Any) -> None:
     add_parsers(sub)
 
 
+def _add_lifecycle(sub: Any) -> None:
+    from graphmem.cli_lifecycle import add_parsers
+
+    add_parsers(sub)
+
+
 # --- browse and export (graphmem.browser.browse, graphmem.export) -------------------------------
 
 
@@ -302,6 +310,10 @@ def main(argv: list[str] | None = None) -> int:
             from graphmem.server import commands
 
             return commands.run(ns, load_config(ns.config))
+        if ns.command in ("purge", "forget"):
+            from graphmem.cli_lifecycle import run as run_lifecycle
+
+            return run_lifecycle(ns, load_config(ns.config))
         from graphmem.memory import Memory
 
         config = load_config(ns.config)

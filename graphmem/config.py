@@ -28,6 +28,7 @@ from pydantic import (
 )
 
 from graphmem.errors import ConfigError
+from graphmem.ontology import Ontology
 
 log = logging.getLogger(__name__)
 
@@ -110,6 +111,7 @@ class GraphStoreConfig(_Model):
     threshold: float = Field(0.7, ge=0.0, le=1.0)
     custom_prompt: str | None = None  # mem0's key: replaces the graph extraction system prompt
     llm: LLMConfig | None = None  # mem0 allows a separate LLM for graph stages
+    ontology: Ontology | None = None  # the user's entity and relation types (graphmem.ontology)
 
     def settings(self) -> Neo4jSettings | EmbeddedSettings:
         try:
@@ -130,6 +132,15 @@ class ContextConfig(_Model):
     max_messages: int = Field(200, ge=0)  # messages kept per scope in the log; older ones are dropped
 
 
+class RetentionConfig(_Model):
+    """Default time to live (README: Retention and erasure); None keeps data until deleted."""
+
+    memory_ttl_days: float | None = Field(None, gt=0)  # memory facts expire this long after they are written
+    message_ttl_days: float | None = Field(None, gt=0)  # logged conversation messages likewise
+    purge_batch: int = Field(1000, ge=1, le=100_000)  # expired items removed per database statement
+    purge_every_seconds: float = Field(60.0, ge=0)  # writes purge expired data at most this often; 0 = never
+
+
 class MemoryConfig(_Model):
     llm: LLMConfig = Field(default_factory=LLMConfig)
     embedder: EmbedderConfig = Field(default_factory=EmbedderConfig)
@@ -142,6 +153,7 @@ class MemoryConfig(_Model):
     #: cosine from which an existing memory counts as similar to a new fact (and goes to the update stage)
     similar_memory_threshold: float = Field(0.5, ge=-1.0, le=1.0)
     context: ContextConfig = Field(default_factory=ContextConfig)
+    retention: RetentionConfig = Field(default_factory=RetentionConfig)
 
     @classmethod
     def load(cls, data: dict[str, Any] | None) -> MemoryConfig:

@@ -43,6 +43,12 @@ CREATE INDEX IF NOT EXISTS history_scope ON history (user_id, agent_id, run_id);
 CREATE INDEX IF NOT EXISTS history_pending ON history (committed) WHERE committed = 0;
 """
 
+def _scope_where(scope: Scope) -> tuple[str, list[str]]:
+    """Rows written with the scope's ids (an id the scope leaves out matches any value)."""
+    parts = [(f"{key} = ?", value) for key, value in scope.properties().items() if value is not None]
+    return " AND ".join(p for p, _ in parts), [v for _, v in parts]
+
+
 COLUMNS = ("id", "memory_id", "old_memory", "new_memory", "event", "created_at", "updated_at", "is_deleted", "actor_id", "role", "user_id", "agent_id", "run_id")
 
 
@@ -64,6 +70,7 @@ class History:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
             self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA secure_delete=ON")  # erased rows are overwritten, not left in free pages
             self._db.executescript(_SCHEMA)
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open the history database {self.path}: {exc}") from exc
@@ -121,6 +128,48 @@ class History:
                 f"SELECT {', '.join(COLUMNS)} FROM history WHERE memory_id = ? AND committed = 1 ORDER BY seq", (memory_id,)
             ).fetchall()
         return [dict(zip(COLUMNS, row, strict=False), is_deleted=bool(row[7])) for row in rows]
+
+    # --- retention and erasure: rows go for good, the audit keeps only that it happened ----------
+
+    def erase_memories(self, memory_ids: list[str], event: str) -> int:
+        """Remove every row of these memories; one audit row ``event`` without ids or text."""
+        with self._lock:
+            removed = 0
+            for start in range(0, len(memory_ids), 500):
+                chunk = memory_ids[start : start + 500]
+                marks = ", ".join("?" * len(chunk))
+                removed += self._db.execute(f"DELETE FROM history WHERE memory_id IN ({marks})", chunk).rowcount
+        self.audit(event)
+        return removed
+
+    def erase_matching(self, scope: Scope, pattern: str, event: str) -> int:
+        """Remove the rows of the scope (ids as a read matches them) whose text matches ``pattern``."""
+        from graphmem.stores.lifecycle import matches
+
+        where, args = _scope_where(scope)
+        with self._lock:
+            rows = self._db.execute(f"SELECT seq, old_memory, new_memory FROM history WHERE {where}", args).fetchall()
+            gone = [(seq,) for seq, old, new in rows if matches(pattern, old) or matches(pattern, new)]
+            self._db.executemany("DELETE FROM history WHERE seq = ?", gone)
+        self.audit(event)
+        return len(gone)
+
+    def erase_scope(self, scope: Scope, event: str) -> int:
+        where, args = _scope_where(scope)
+        with self._lock:
+            removed = self._db.execute(f"DELETE FROM history WHERE {where}", args).rowcount
+        self.audit(event)
+        return removed
+
+    def audit(self, event: str) -> None:
+        """Record that an erasure happened (not what), then drop the WAL so no old page survives."""
+        with self._lock:
+            now = iso(utcnow())
+            self._db.execute(
+                "INSERT INTO history (id, memory_id, event, created_at, updated_at, is_deleted, committed) VALUES (?, '', ?, ?, ?, 1, 1)",
+                (new_id(), event, now, now),
+            )
+            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def reset(self) -> None:
         with self._lock:

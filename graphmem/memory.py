@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any, Literal, overload
 
 from graphmem.config import MemoryConfig
@@ -17,6 +17,7 @@ from graphmem.llm import LLM
 from graphmem.messages import for_extraction, parse_messages
 from graphmem.pipeline import AddOutcome, AddPipeline
 from graphmem.pipeline.add import log_messages
+from graphmem.retention import Retention, expiration
 from graphmem.retrieval import SearchPreset, get_preset
 from graphmem.retrieval.graph import search_relations
 from graphmem.retrieval.memories import search_memories
@@ -26,6 +27,7 @@ from graphmem.stages.invalidation import InvalidationStage
 from graphmem.stages.memory_update import MemoryUpdateStage
 from graphmem.stages.summary import SummaryStage
 from graphmem.stores.base import GraphStore
+from graphmem.type_filters import TypeFilter
 from graphmem.types import (
     GraphWrite,
     MemoryItem,
@@ -40,6 +42,8 @@ from graphmem.types import (
 log = logging.getLogger(__name__)
 
 Result = dict[str, Any]
+#: relations ranked before a type filter cuts them to the limit
+RELATION_CANDIDATES = 1000
 
 
 class Memory:
@@ -70,7 +74,7 @@ class Memory:
         self._add = AddPipeline(
             store=self.store,
             embedder=self.embedder,
-            extraction=GraphExtractionStage(self.llm, self.config.graph_store.custom_prompt),
+            extraction=GraphExtractionStage(self.llm, self.config.graph_store.custom_prompt, self.config.graph_store.ontology),
             invalidation=InvalidationStage(self.llm, self.config.custom_invalidation_prompt),
             facts=FactExtractionStage(self.llm, self.config.custom_fact_extraction_prompt),
             memory_update=MemoryUpdateStage(self.llm, self.config.custom_update_memory_prompt),
@@ -80,6 +84,7 @@ class Memory:
             read_log=self._reads_log,
             keep_messages=self.config.context.max_messages,
         )
+        self._retention = Retention(self.config.retention, self.store, self.history_log)
         self._summarizer = Summarizer(self.store, SummaryStage(self.llm), self.config.context.summary_every, self.config.context.max_messages)
 
     @property
@@ -105,6 +110,7 @@ class Memory:
         metadata: dict[str, Any] | None = None,
         infer: bool = True,
         timestamp: datetime | str | None = None,
+        expiration_date: date | datetime | str | None = None,
     ) -> Result:
         """Remember ``messages`` for the scope.
 
@@ -113,22 +119,32 @@ class Memory:
         ``infer=False``: store each message verbatim as a memory (no LLM call).
         ``timestamp`` is when the messages were said (default now); relations without a date of
         their own start then. The add commits whole or not at all.
+        ``expiration_date`` (a date: to the end of that day, UTC; or an exact time): the memories and
+        logged messages of this add are invisible from then on and purged later (see retention.py).
         """
         scope = Scope.of(user_id, agent_id, run_id)
         metadata = _checked_metadata(metadata)
         reference_time = _reference_time(timestamp)
+        expiration(expiration_date, utcnow())  # a bad or past date fails before any work
         if not infer:
-            return self._add_verbatim(scope, messages, metadata, reference_time)
+            return self._add_verbatim(scope, messages, metadata, reference_time, expiration_date)
         parsed = for_extraction(parse_messages(messages, self.config.max_message_chars))
         if not parsed:
             return {"results": [], "relations": []}
         with self.store.scope_lock(scope):  # read-decide-write of one scope never interleaves
             outcome = self._add.plan(scope, parsed, reference_time, metadata)
+            self._retention.stamp(outcome.write, expiration_date)
             self._commit(outcome)
+        self._retention.maybe_purge()
         self._maybe_summarize(scope, outcome)
-        return {"results": outcome.results(), "relations": outcome.relations()}
+        result: Result = {"results": outcome.results(), "relations": outcome.relations()}
+        if self.config.graph_store.ontology is not None:
+            result["off_ontology"] = outcome.off_ontology  # what the model returned outside the ontology, dropped
+        return result
 
-    def _add_verbatim(self, scope: Scope, messages: Any, metadata: dict[str, Any], reference_time: datetime) -> Result:
+    def _add_verbatim(
+        self, scope: Scope, messages: Any, metadata: dict[str, Any], reference_time: datetime, expiration_date: Any = None
+    ) -> Result:
         parsed = [m for m in parse_messages(messages, max_chars=10**9) if m.role != "system"]
         outcome = AddOutcome(add_id=new_id())
         if not parsed:
@@ -137,7 +153,9 @@ class Memory:
         outcome.write = GraphWrite(add_id=outcome.add_id, scope=scope, at=utcnow(), keep_messages=self.config.context.max_messages)
         outcome.write.memories = [MemoryWrite("ADD", new_id(), m.content, v, metadata, m.role) for m, v in zip(parsed, vectors, strict=False)]
         outcome.write.messages = log_messages([m for m in parsed if m.role in ("user", "assistant")], reference_time)
-        self._commit(outcome)  # logged, so the next infer=True add's summary covers these messages too
+        self._retention.stamp(outcome.write, expiration_date)
+        self._commit(outcome)
+        self._retention.maybe_purge()  # logged, so the next infer=True add's summary covers these messages too
         return {"results": outcome.results(), "relations": []}
 
     def _maybe_summarize(self, scope: Scope, outcome: AddOutcome) -> None:
@@ -193,14 +211,19 @@ class Memory:
         as_of: datetime | str | None = None,
         known_at: datetime | str | None = None,
         preset: str | SearchPreset | None = None,
+        entity_types: list[str] | None = None,
+        relationship_types: list[str] | None = None,
     ) -> Result:
         """Memories and relations relevant to ``query``: no LLM call, one embedding, two store queries.
 
         ``filters``: metadata equality on top-level keys. ``threshold``: minimum cosine of a
         memory. ``as_of`` (event time): relations valid then and memories that existed then;
         default now. ``known_at`` (transaction time): what graphmem believed at that moment.
+        ``entity_types`` / ``relationship_types``: only relations with an endpoint of one of these
+        types / of one of these relationship types (graphmem.type_filters).
         """
         scope = Scope.of(user_id, agent_id, run_id)
+        types = TypeFilter.of(entity_types, relationship_types)
         if not isinstance(query, str):
             raise InvalidInputError(f"query must be a string, got {type(query).__name__}")
         _check_limit(limit)
@@ -214,7 +237,9 @@ class Memory:
         known = parse_time(known_at, field_name="known_at")
         embedding = self.embedder.embed_one(query)
         memories = search_memories(self.store, scope, query, embedding, chosen, limit, filters, when or known, threshold)
-        relations = search_relations(self.store, scope, query, embedding, chosen, limit, as_of=when, known_at=known)
+        wanted = RELATION_CANDIDATES if types.active else limit  # filtered before the cut
+        relations = search_relations(self.store, scope, query, embedding, chosen, wanted, as_of=when, known_at=known)
+        relations = types.apply(relations, limit)
         return {"results": [m.to_dict() for m in memories], "relations": [r.to_dict() for r in relations]}
 
     def get_all(
@@ -225,11 +250,15 @@ class Memory:
         run_id: str | None = None,
         include_invalidated: bool = False,
         limit: int = 100,
+        entity_types: list[str] | None = None,
+        relationship_types: list[str] | None = None,
     ) -> Result:
         scope = Scope.of(user_id, agent_id, run_id)
         _check_limit(limit)
+        types = TypeFilter.of(entity_types, relationship_types)
         memories = self.store.list_memories(scope, include_deleted=include_invalidated, limit=limit)
-        relations = self.store.get_all(scope, include_invalidated=include_invalidated, limit=limit)
+        relations = self.store.get_all(scope, include_invalidated=include_invalidated, limit=None if types.active else limit)
+        relations = types.apply(relations, limit)
         return {"results": [m.to_dict() for m in memories], "relations": [r.to_dict() for r in relations]}
 
     def timeline(
@@ -301,6 +330,34 @@ class Memory:
         scope = Scope.of(user_id, agent_id, run_id)
         removed = self.store.delete_all(scope)
         return {"message": f"Deleted {removed} entities and their relations", "deleted_entities": removed}
+
+    # -- retention and erasure (retention.py) ----------------------------------------------------
+
+    def purge_expired(self) -> Result:
+        """Remove every expired memory and logged message now (they are already invisible), with
+        their history rows; returns the counts."""
+        return self._retention.purge()
+
+    def forget(self, *, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None) -> Result:
+        """Erase everything written with these ids (a user's runs too): graph, memories, conversation
+        log and summary, and their history rows (the audit log keeps only that an erasure happened)."""
+        scope = Scope.of(user_id, agent_id, run_id)
+        self._summarizer.drain()  # a summary in flight would write the scope back
+        return self._retention.forget(scope)
+
+    def forget_entity(
+        self, name: str, *, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None
+    ) -> Result:
+        """Erase one entity of the scope: the node with its relations, the memories and logged messages
+        that mention it (whole word, any case), the rolling summary when it mentions it (rewritten
+        later from the remaining messages), and the history rows of all of these."""
+        scope = Scope.of(user_id, agent_id, run_id)
+        if not isinstance(name, str) or not name.strip():
+            raise InvalidInputError("forget_entity needs the entity's name")
+        if canonical_name(name) in SELF_WORDS:
+            name = scope.self_name
+        self._summarizer.drain()
+        return self._retention.forget_entity(scope, name)
 
     def reset(self) -> None:
         """Remove everything graphmem stored, for every scope, and the history."""

@@ -156,9 +156,10 @@ class Entity:
     updated_at: datetime | None = None
     embedding: list[float] | None = None
     score: float | None = None  # similarity when returned by a match
+    attributes: dict[str, Any] = field(default_factory=dict)  # ontology attributes (graphmem.ontology)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "id": self.id,
             "name": self.name,
             "entity_type": self.entity_type,
@@ -166,6 +167,9 @@ class Entity:
             "created_at": iso(self.created_at),
             "updated_at": iso(self.updated_at),
         }
+        if self.attributes:
+            out["attributes"] = dict(self.attributes)
+        return out
 
 
 @dataclass
@@ -186,6 +190,10 @@ class Relation:
     provenance: list[str] = field(default_factory=list)
     score: float | None = None
     scores: dict[str, float] = field(default_factory=dict)
+    source_type: str | None = None  # entity types and ontology attributes of the endpoints
+    destination_type: str | None = None
+    source_attributes: dict[str, Any] = field(default_factory=dict)
+    destination_attributes: dict[str, Any] = field(default_factory=dict)
 
     @property
     def is_current(self) -> bool:
@@ -207,7 +215,18 @@ class Relation:
             out["score"] = round(self.score, 6)
         if self.scores:
             out["scores"] = {k: round(v, 6) for k, v in self.scores.items()}
+        self._endpoint_details(out)
         return out
+
+    def _endpoint_details(self, out: dict[str, Any]) -> None:
+        if self.source_type is not None:
+            out["source_type"] = self.source_type
+        if self.destination_type is not None:
+            out["destination_type"] = self.destination_type
+        if self.source_attributes:
+            out["source_attributes"] = dict(self.source_attributes)
+        if self.destination_attributes:
+            out["destination_attributes"] = dict(self.destination_attributes)
 
 
 @dataclass
@@ -228,6 +247,7 @@ class MemoryItem:
     embedding: list[float] | None = None
     score: float | None = None
     scores: dict[str, float] = field(default_factory=dict)
+    expires_at: datetime | None = None  # retention
 
     def to_dict(self) -> dict[str, Any]:
         """mem0's shape: id, memory, hash, metadata, created_at, updated_at and the scope keys."""
@@ -270,6 +290,8 @@ class EntityWrite:
     entity_type: str
     embedding: list[float]
     is_new: bool
+    attributes: dict[str, Any] = field(default_factory=dict)  # validated ontology attributes to set
+    label: str | None = None  # display label of an ontology type (validated name), else the style's
 
 
 @dataclass
@@ -303,6 +325,7 @@ class MemoryWrite:
     metadata: dict[str, Any] | None = None
     role: str | None = None
     entity_ids: list[str] = field(default_factory=list)  # entities the memory mentions (ADD / UPDATE)
+    expires_at: datetime | None = None  # retention (ADD only): invisible from then on, purged later
 
     @property
     def hash(self) -> str:
@@ -318,6 +341,7 @@ class LoggedMessage:
     timestamp: datetime  # when it was said (the add's reference time)
     add_id: str = ""
     seq: int = 0
+    expires_at: datetime | None = None  # retention: invisible from then on, purged later
 
 
 @dataclass

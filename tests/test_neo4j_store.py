@@ -141,6 +141,22 @@ def sample_statements():
         *partition.create_indexes(scope, TEST_DIMS),
         partition.label_scope(scope, record=True),
         *partition.await_indexes(scope, 10),
+        *lifecycle_statements(scope),
+    ]
+
+
+def lifecycle_statements(scope: Scope) -> list:
+    """Ontology attributes, retention and erasure."""
+    e = ent("Alice", axis(0))
+    e.attributes = {"birthday": "1990-01-01"}
+    write = GraphWrite("add", scope, T0, [e])
+    from graphmem.stores.neo4j import lifecycle
+
+    return [
+        queries.set_entity_attributes(write),
+        lifecycle.purge_expired(T0, 100),
+        lifecycle.forget_scope(scope),
+        lifecycle.forget_entity(scope, "alice", "(?isuU).*alice.*"),
     ]
 
 

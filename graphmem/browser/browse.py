@@ -26,7 +26,7 @@ from graphmem.browser.queries import (
     bound_statement,
     load_query,
 )
-from graphmem.browser.style import STYLE_PATH, TYPE_LABELS
+from graphmem.browser.style import TYPE_LABELS, labels_for, write_style
 from graphmem.config import MemoryConfig, Neo4jSettings
 from graphmem.errors import (
     GraphMemError,
@@ -230,12 +230,12 @@ def browse(config: dict[str, Any] | MemoryConfig | None, scope: Scope, view: str
         if browser_url is None:
             target = _with_server_browser_url(connection, target, out)
         if copy is not None:
-            _copy_into(connection, copy, out)
+            _copy_into(connection, copy, out, cfg.graph_store.ontology)
         summary = connection.run("scope_summary", {"scope": scope.key})[0]
         if not summary["entities"]:
             raise NotFoundError(f"{_named(scope)} has no graph in {target.description}: nothing to show in Neo4j "
                                 f"Browser. Add memories first (graphmem add ... {_flags(scope)}).")
-        _label_types(connection, scope, out)
+        _label_types(connection, scope, out, labels_for(cfg.graph_store.ontology))
         _caption_self(connection, scope, out)
     finally:
         connection.close()
@@ -260,7 +260,7 @@ def _view_values(view: str, scope: Scope, extra: dict[str, Any]) -> dict[str, An
     return values
 
 
-def _copy_into(connection: _Connection, graph: Any, out: Out) -> None:
+def _copy_into(connection: _Connection, graph: Any, out: Out, ontology: Any = None) -> None:
     """Replace the earlier display copy of the scope with the embedded store's graph."""
     scope = graph.scope
     summary = connection.run("scope_summary", {"scope": scope.key})[0]
@@ -271,6 +271,7 @@ def _copy_into(connection: _Connection, graph: Any, out: Out) -> None:
             "graph_store is that Neo4j.")
     from graphmem.browser.style import type_label
 
+    labels = labels_for(ontology)
     scope_props = {"scope": scope.key, **{k: v for k, v in scope.properties().items() if v is not None}}
     source = f"embedded:{graph.scope.key}"
     entities = [{"labels": ["Entity"], "properties": {
@@ -279,7 +280,7 @@ def _copy_into(connection: _Connection, graph: Any, out: Out) -> None:
         for e in graph.entities]
     relations = [_relation_payload(r, scope) for r in graph.relations]
     row = connection.run("copy_scope", {"scope": scope.key, "entities": entities, "relations": relations}, write=True)[0]
-    labelled = sum(1 for e in graph.entities if type_label(e.entity_type))
+    labelled = sum(1 for e in graph.entities if type_label(e.entity_type) or e.entity_type in labels)
     out(f"copied {_named(scope)} from the embedded store: {row['entities']} entities ({labelled} with a styled type), "
         f"{row['relations']} relations incl. invalidated ones (a display copy, replaced on the next browse)")
 
@@ -292,9 +293,9 @@ def _relation_payload(relation: Relation, scope: Scope) -> dict[str, Any]:
             "properties": {k: v for k, v in props.items() if v is not None}}
 
 
-def _label_types(connection: _Connection, scope: Scope, out: Out) -> None:
+def _label_types(connection: _Connection, scope: Scope, out: Out, labels: dict[str, str] = TYPE_LABELS) -> None:
     try:
-        connection.run("label_entity_types", {"scope": scope.key, "labels": TYPE_LABELS}, write=True)
+        connection.run("label_entity_types", {"scope": scope.key, "labels": labels}, write=True)
     except StoreError as exc:  # e.g. a read-only user: the graph still shows, in one colour
         out(f"note: could not add the display labels that colour entities by type ({exc})")
 
@@ -342,7 +343,9 @@ def run(ns: Any, config: dict[str, Any] | None) -> int:
     scope = Scope.of(ns.user_id, ns.agent_id, ns.run_id)
     extra = {"entity": ns.entity, "from": ns.date_from, "to": ns.date_to, "relation_id": ns.relation}
     result = browse(config, scope, ns.query, extra, browser_url=ns.browser_url)
-    _note(f"style (once per web browser): run :style in Neo4j Browser and drop {STYLE_PATH} on its frame")
+    cfg = MemoryConfig.load(config)
+    style = write_style(cfg.graph_store.ontology, cfg.history_db_path.expanduser().parent)
+    _note(f"style (once per web browser): run :style in Neo4j Browser and drop {style} on its frame")
     _note("tip: with its default 'connect result nodes' setting Browser also draws relationships between the nodes "
           "it shows; user_graph leaves out entities without a current relation, but a relation retired between two "
           "still-connected entities is drawn too: :config autoComplete: false shows only what the query returns")

@@ -62,6 +62,7 @@ class AddOutcome:
     retired: list[Relation] = field(default_factory=list)
     previous: dict[str, str] = field(default_factory=dict)  # memory id -> text before this add
     dropped: int = 0  # unusable items from the model
+    off_ontology: int = 0  # of those: what the ontology refused (types, relations, attribute values)
     conversation: Conversation = field(default_factory=Conversation)  # the log as it was before this add
 
     def results(self) -> list[dict[str, Any]]:
@@ -148,6 +149,7 @@ class AddPipeline:
         facts, dropped = self.facts.run(messages, scope.self_name, reference_time, context)
         extracted: GraphExtraction = graph_job.result()
         outcome.dropped += dropped + extracted.dropped
+        outcome.off_ontology = extracted.off_ontology
 
         keys = list(extracted.entities)
         vectors = self.embedder.embed([extracted.entities[k].name for k in keys] + facts)
@@ -197,9 +199,12 @@ class AddPipeline:
         for key, vector, found in zip(keys, vectors, matches, strict=False):
             item = extracted.entities[key]
             if found is not None:
-                resolved[key] = EntityWrite(found.id, found.name, found.canonical, found.entity_type, vector, is_new=False)
+                resolved[key] = EntityWrite(
+                    found.id, found.name, found.canonical, found.entity_type, vector, is_new=False, attributes=item.attributes
+                )
             else:
-                resolved[key] = EntityWrite(new_id(), item.name, key, item.entity_type, vector, is_new=True)
+                label = self.extraction.rules.label(item.entity_type)
+                resolved[key] = EntityWrite(new_id(), item.name, key, item.entity_type, vector, True, item.attributes, label)
         return resolved
 
     def _existing_relations(self, scope: Scope, entities: dict[str, EntityWrite]) -> list[Relation]:
@@ -245,11 +250,13 @@ def _plan_graph(
     retired: list[Relation],
     reference_time: datetime,
 ) -> None:
-    seen: set[str] = set()
+    seen: dict[str, EntityWrite] = {}
     for entity in entities.values():
         if entity.id not in seen:  # two names resolving to one node touch it once
-            seen.add(entity.id)
+            seen[entity.id] = entity
             write.entities.append(entity)
+        else:
+            seen[entity.id].attributes.update(entity.attributes)
     planned: set[tuple[str, str, str]] = set()
     for rel in relations:
         ids = (entities[rel.source].id, rel.relationship, entities[rel.destination].id)

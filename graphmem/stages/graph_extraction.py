@@ -10,12 +10,15 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
 
 from graphmem.llm.base import LLM, ToolSpec
+from graphmem.ontology import Ontology
 from graphmem.stages.base import PromptTemplate, validate_items
 from graphmem.stages.conversation import Message, user_prompt
+from graphmem.stages.ontology_rules import OntologyRules
 from graphmem.stages.times import parse_llm_time
 from graphmem.types import canonical_name, display_name, iso, sanitize_relation_type
 
@@ -79,6 +82,7 @@ SELF_WORDS = frozenset({"i", "me", "my", "mine", "myself", "user", "the user", "
 class EntityArgs(BaseModel):
     entity: str = Field(min_length=1)
     entity_type: str = "entity"
+    attributes: Any = None  # checked against the ontology item by item (OntologyRules.attributes)
 
     @field_validator("entity_type", mode="before")
     @classmethod
@@ -99,6 +103,7 @@ class ExtractedEntity:
     name: str
     canonical: str
     entity_type: str
+    attributes: dict[str, Any] = field(default_factory=dict)  # validated ontology attributes
 
 
 @dataclass
@@ -119,6 +124,7 @@ class GraphExtraction:
     entities: dict[str, ExtractedEntity] = field(default_factory=dict)  # by canonical name
     relations: list[ExtractedRelation] = field(default_factory=list)
     dropped: int = 0  # malformed or unusable items the model produced
+    off_ontology: int = 0  # of those: types, relations or attribute values a strict ontology refused
 
 
 def _entity_type(text: str) -> str:
@@ -128,25 +134,31 @@ def _entity_type(text: str) -> str:
 class GraphExtractionStage:
     name = "graph_extraction"
 
-    def __init__(self, llm: LLM, custom_prompt: str | None = None) -> None:
+    def __init__(self, llm: LLM, custom_prompt: str | None = None, ontology: Ontology | None = None) -> None:
         self.llm = llm
         self.template = PromptTemplate.load("extract_graph")
         self.relations_template = PromptTemplate.load("establish_relationships")
         self.custom_prompt = custom_prompt
+        self.rules = OntologyRules(ontology)
+        self.entities_tool = self.rules.entities_tool(ENTITIES_TOOL)
+        self.relations_tool = self.rules.relations_tool(RELATIONS_TOOL)
 
     def run(self, messages: list[Message], self_name: str, reference_time: datetime, context: str = "") -> GraphExtraction:
-        values = {"self_name": self_name, "reference_time": iso(reference_time)}
-        system = self.template.system_prompt(self.custom_prompt, **values)
+        values = {"self_name": self_name, "reference_time": iso(reference_time), "ontology": self.rules.section}
+        system = self.rules.system_prompt(self.template.system_prompt(self.custom_prompt, **values), bool(self.custom_prompt))
         chat = [{"role": "system", "content": system}, {"role": "user", "content": user_prompt(messages, reference_time, context)}]
-        result = self.llm.call_tools(self.name, chat, [ENTITIES_TOOL, RELATIONS_TOOL])
+        result = self.llm.call_tools(self.name, chat, [self.entities_tool, self.relations_tool])
         out = GraphExtraction(dropped=result.dropped)
         self_key = canonical_name(self_name)
-        self._add_entity(out, self_name, "person", self_name, self_key)
+        if self_key:  # the user's own node, typed person unless the ontology says otherwise below
+            out.entities[self_key] = ExtractedEntity(self_name, self_key, self.rules.entity_type("person", "person") or "person")
+        else:
+            out.dropped += 1
         for call in result.of(ENTITIES_TOOL.name):
             items, dropped = validate_items(call.get("entities"), EntityArgs)
             out.dropped += dropped
             for item in items:
-                self._add_entity(out, item.entity, item.entity_type, self_name, self_key)
+                self._add_entity(out, item.entity, item.entity_type, self_name, self_key, item.attributes)
         relation_calls = result.of(RELATIONS_TOOL.name)
         if not relation_calls and len(out.entities) > 1:
             relation_calls = self._ask_relations(out, messages, values, reference_time, context)
@@ -165,7 +177,7 @@ class GraphExtractionStage:
         listing = "\n".join(f"- {e.name} ({e.entity_type})" for e in out.entities.values())
         system = self.relations_template.render(entities=listing, **values)
         chat = [{"role": "system", "content": system}, {"role": "user", "content": user_prompt(messages, reference_time, context)}]
-        return self.llm.call_tool(RELATIONS_TOOL.name, chat, RELATIONS_TOOL)
+        return self.llm.call_tool(RELATIONS_TOOL.name, chat, self.relations_tool)
 
     @staticmethod
     def _resolve(name: str, self_name: str, self_key: str) -> tuple[str, str]:
@@ -175,13 +187,25 @@ class GraphExtractionStage:
             return self_name, self_key
         return shown, key
 
-    def _add_entity(self, out: GraphExtraction, name: str, entity_type: str, self_name: str, self_key: str) -> str | None:
+    def _add_entity(
+        self, out: GraphExtraction, name: str, entity_type: str, self_name: str, self_key: str, attributes: Any = None
+    ) -> str | None:
         shown, key = self._resolve(name, self_name, self_key)
-        if not key:
-            out.dropped += 1
+        stored_type = self.rules.entity_type(_entity_type(entity_type), entity_type)
+        if key == self_key and key in out.entities:
+            if stored_type is not None and self.rules.ontology is not None:
+                out.entities[key].entity_type = stored_type  # the user's own node takes a declared type
+            stored_type = stored_type or out.entities[key].entity_type
+        if not key or stored_type is None:
+            out.dropped += 1  # no name, or (strict ontology) a type outside the ontology
+            out.off_ontology += int(bool(key))
             return None
         if key not in out.entities:
-            out.entities[key] = ExtractedEntity(name=shown, canonical=key, entity_type=_entity_type(entity_type))
+            out.entities[key] = ExtractedEntity(name=shown, canonical=key, entity_type=stored_type)
+        kept, dropped = self.rules.attributes(out.entities[key].entity_type, attributes)
+        out.entities[key].attributes.update(kept)
+        out.dropped += dropped
+        out.off_ontology += dropped
         return key
 
     def _add_relation(self, out: GraphExtraction, rel: RelationArgs, self_name: str, self_key: str, derive_entities: bool) -> None:
@@ -197,9 +221,15 @@ class GraphExtractionStage:
         if ends[0] == ends[1]:
             out.dropped += 1
             return
+        relationship = self.rules.relationship(sanitize_relation_type(rel.relationship))
+        types = [out.entities[k].entity_type for k in ends]
+        if relationship is None or not self.rules.endpoints_fit(relationship, types[0], types[1]):
+            out.dropped += 1  # strict ontology: an undeclared relation type or endpoint types it does not allow
+            out.off_ontology += 1
+            return
         relation = ExtractedRelation(
             source=ends[0],
-            relationship=sanitize_relation_type(rel.relationship),
+            relationship=relationship,
             destination=ends[1],
             valid_at=parse_llm_time(rel.valid_at),
             invalid_at=parse_llm_time(rel.invalid_at),

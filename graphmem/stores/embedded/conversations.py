@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, cast
 
-from graphmem.types import Conversation, LoggedMessage, iso, parse_time
+from graphmem.types import Conversation, LoggedMessage, iso, parse_time, utcnow
 
 
 @dataclass
@@ -57,7 +57,9 @@ class ConversationLogs:
         if log is None:
             return Conversation()
         since = {m["add_id"] for m in log.messages if m["seq"] > log.summary_through}
-        recent = log.messages[-limit:] if limit > 0 else []
+        now = utcnow()
+        live = [m for m in log.messages if not m.get("expires_at") or now < parse_time(m["expires_at"])]  # type: ignore[operator]
+        recent = live[-limit:] if limit > 0 else []
         return Conversation(
             messages=[
                 LoggedMessage(m["role"], m["content"], cast(datetime, parse_time(m["timestamp"])), m["add_id"], m["seq"]) for m in recent
@@ -77,4 +79,5 @@ class ConversationLogs:
 
 
 def message_attrs(m: LoggedMessage, seq: int, add_id: str) -> dict[str, Any]:
-    return {"seq": seq, "add_id": add_id, "role": m.role, "content": m.content, "timestamp": iso(m.timestamp)}
+    return {"seq": seq, "add_id": add_id, "role": m.role, "content": m.content, "timestamp": iso(m.timestamp),
+            "expires_at": iso(m.expires_at)}

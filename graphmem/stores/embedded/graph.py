@@ -8,6 +8,7 @@ code:
 
     ["entity", {attrs}]                       create an entity
     ["touch", entity_id, at]                  one more mention
+    ["attributes", entity_id, {name: value}]  set ontology attribute values (validated names)
     ["relation", {attrs}]                     create a relation instance
     ["mention", relation_id, add_id, at]      one more mention, add_id joins the provenance
     ["retire", relation_id, invalid_at, expired_at]
@@ -18,6 +19,7 @@ code:
     ["messages", scope_key, [attrs], keep]    append to the conversation log (conversations.py)
     ["summary", scope_key, text, through, at] the scope's rolling summary
     ["delete_scope", scope_key]               entities, relations, memories and log of the scope
+    ["purge", ...], ["forget", ...]           retention and erasure (lifecycle.py)
     ["reset"]
 """
 
@@ -32,11 +34,12 @@ from typing import Any
 import networkx as nx
 import numpy as np
 
+from graphmem.stores.embedded import lifecycle
 from graphmem.stores.embedded.conversations import ConversationLogs
 from graphmem.stores.embedded.memories import MemoryFacts
 from graphmem.types import Entity, Relation, iso, parse_time
 
-TIME_FIELDS = frozenset({"created_at", "updated_at", "valid_at", "invalid_at", "expired_at", "deleted_at"})
+TIME_FIELDS = frozenset({"created_at", "updated_at", "valid_at", "invalid_at", "expired_at", "deleted_at", "expires_at"})
 WORD = re.compile(r"\w+")
 Op = list[Any]
 Attrs = dict[str, Any]
@@ -87,6 +90,10 @@ class MemoryGraph:
         node["mentions"] += 1
         node["updated_at"] = parse_time(at)
 
+    def _op_attributes(self, entity_id: str, values: Attrs) -> None:
+        node = self.graph.nodes[entity_id]
+        node["attributes"] = {**node.get("attributes", {}), **values}
+
     def _op_relation(self, data: Attrs) -> None:
         attrs = self._decode(data)
         attrs["provenance"] = list(attrs["provenance"])
@@ -135,6 +142,27 @@ class MemoryGraph:
             self.by_canonical.pop((key, self.graph.nodes[node]["canonical"]), None)
         self.graph.remove_nodes_from(nodes)
         self._indexes.pop(key, None)
+
+    def _op_purge(self, memory_ids: list[str], seqs: dict[str, list[int]]) -> None:
+        lifecycle.apply_purge(self, memory_ids, seqs)
+
+    def _op_forget(self, entity_ids: list[str], memory_ids: list[str], seqs: dict[str, list[int]], summaries: list[str]) -> None:
+        lifecycle.apply_forget(self, entity_ids, memory_ids, seqs, summaries)
+
+    def remove_entity(self, entity_id: str) -> None:
+        """The entity with its relations (erasure)."""
+        if entity_id not in self.graph:
+            return
+        node = self.graph.nodes[entity_id]
+        for _, _, rid in chain(self.graph.out_edges([entity_id], keys=True), self.graph.in_edges([entity_id], keys=True)):
+            self._ends.pop(rid, None)
+        self.by_canonical.pop((node["scope"], node["canonical"]), None)
+        self.by_scope.get(node["scope"], {}).pop(entity_id, None)
+        self._indexes.pop(node["scope"], None)
+        for row in self.memories.rows.values():  # MENTIONS links of remaining memories
+            if entity_id in row["mentions"]:
+                row["mentions"].remove(entity_id)
+        self.graph.remove_node(entity_id)
 
     def _op_reset(self) -> None:
         self.clear()
@@ -205,16 +233,19 @@ class MemoryGraph:
         return Entity(
             id=n["id"], name=n["name"], canonical=n["canonical"], entity_type=n["entity_type"],
             mentions=n["mentions"], created_at=n["created_at"], updated_at=n["updated_at"], score=score,
+            attributes=dict(n.get("attributes", {})),
         )  # fmt: skip
 
     def relation(self, d: Attrs, scores: dict[str, float] | None = None) -> Relation:
         nodes = self.graph.nodes
+        source, destination = nodes[d["source_id"]], nodes[d["destination_id"]]
         return Relation(
             id=d["id"], source_id=d["source_id"], source=nodes[d["source_id"]]["name"], relationship=d["type"],
             destination_id=d["destination_id"], destination=nodes[d["destination_id"]]["name"],
             valid_at=d["valid_at"], invalid_at=d["invalid_at"], created_at=d["created_at"],
             expired_at=d["expired_at"], mentions=d["mentions"], provenance=list(d["provenance"]),
-            scores=dict(scores or {}),
+            scores=dict(scores or {}), source_type=source["entity_type"], destination_type=destination["entity_type"],
+            source_attributes=dict(source.get("attributes", {})), destination_attributes=dict(destination.get("attributes", {})),
         )  # fmt: skip
 
 

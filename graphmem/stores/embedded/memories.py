@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from graphmem.stores.lifecycle import is_expired
 from graphmem.types import MemoryItem
 
 Attrs = dict[str, Any]
@@ -163,7 +164,9 @@ def oldest_first(rows: Iterable[Attrs]) -> list[Attrs]:
 
 
 def visible(row: Attrs, as_of: datetime | None) -> bool:
-    """Live memories (as_of None), or the memories that existed at ``as_of``."""
+    """Live memories (as_of None), or the memories that existed at ``as_of``; never expired ones."""
+    if is_expired(row.get("expires_at")):
+        return False
     if as_of is None:
         return row["deleted_at"] is None
     return row["created_at"] <= as_of and (row["deleted_at"] is None or as_of < row["deleted_at"])
@@ -184,4 +187,5 @@ def memory_item(row: Attrs, score: float | None = None, scores: dict[str, float]
         id=row["id"], text=row["text"], hash=row["hash"], user_id=row["user_id"], agent_id=row["agent_id"],
         run_id=row["run_id"], metadata=deepcopy(row["metadata"]), role=row["role"], created_at=row["created_at"],
         updated_at=row["updated_at"], deleted_at=row["deleted_at"], score=score, scores=dict(scores or {}),
+        expires_at=row.get("expires_at"),
     )  # fmt: skip

@@ -68,6 +68,8 @@ class WritePlanner:
                 ops.append(["entity", {**entity, "scope": key, **w.scope.properties()}])
             elif stored not in touched:
                 ops.append(["touch", stored, at])
+            if e.attributes:
+                ops.append(["attributes", stored, dict(e.attributes)])
             touched.add(stored)
             planned[e.canonical] = ids[e.id] = stored
         return ids
@@ -115,6 +117,7 @@ class WritePlanner:
                     "id": m.id, "text": m.text, "hash": m.hash, "embedding": self._embedding(m),
                     "metadata": _json_object(m.metadata or {}), "role": m.role, "mentions": mentions,
                     "scope": key, **w.scope.properties(), "created_at": at, "updated_at": at, "deleted_at": None,
+                    "expires_at": _iso(m.expires_at),
                 }])  # fmt: skip
                 live[m.id] = True
             elif m.event == "UPDATE" and live.get(m.id):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
@@ -24,6 +25,7 @@ from graphmem.stores.base import (
     MemoryQuery,
     relation_visible,
 )
+from graphmem.stores.embedded import lifecycle
 from graphmem.stores.embedded.graph import (
     WORD,
     Attrs,
@@ -36,6 +38,7 @@ from graphmem.stores.embedded.graph import (
 from graphmem.stores.embedded.journal import Journal
 from graphmem.stores.embedded.memories import matches, memory_item, unit, visible
 from graphmem.stores.embedded.plan import WritePlanner
+from graphmem.stores.lifecycle import Erased, is_expired
 from graphmem.types import (
     Conversation,
     Entity,
@@ -146,7 +149,7 @@ class EmbeddedStore(GraphStore):
                 return []
             index = self._graph.memories.index(scope.key)
             rows = index.rows
-            live = np.array([row["deleted_at"] is None for row in rows], dtype=bool)
+            live = np.array([visible(row, None) for row in rows], dtype=bool)
             sims = index.cosines(np.array([unit(self._vector(e)) for e in embeddings]))
             out = []
             for row_sims in sims:
@@ -177,12 +180,12 @@ class EmbeddedStore(GraphStore):
         with self._lock:
             self._begin()
             row = self._graph.memories.rows.get(memory_id)
-            return None if row is None else memory_item(row)
+            return None if row is None or is_expired(row.get("expires_at")) else memory_item(row)
 
     def list_memories(self, scope: Scope, include_deleted: bool = False, limit: int | None = None) -> list[MemoryItem]:
         with self._lock:
             self._begin()
-            rows = [r for r in self._graph.memories.scope_rows(scope.key) if include_deleted or r["deleted_at"] is None]
+            rows = [r for r in self._graph.memories.scope_rows(scope.key) if (include_deleted or r["deleted_at"] is None) and not is_expired(r.get("expires_at"))]
             return [memory_item(r) for r in rows[:limit]]
 
     def delete_memory(self, memory_id: str) -> bool:
@@ -235,6 +238,27 @@ class EmbeddedStore(GraphStore):
                 return False
             self._commit([["summary", scope.key, text, through_seq, iso(at)]])
             return True
+
+    # --- retention and erasure (stores/lifecycle.py) ----------------------------------------------
+
+    def purge_expired(self, now: datetime, batch: int) -> Erased:
+        return self._erase(lambda: lifecycle.plan_purge(self._graph, now, batch))
+
+    def forget_scope(self, scope: Scope) -> Erased:
+        return self._erase(lambda: lifecycle.plan_forget_scope(self._graph, scope))
+
+    def forget_entity(self, scope: Scope, canonical: str, pattern: str) -> Erased:
+        return self._erase(lambda: lifecycle.plan_forget_entity(self._graph, scope, canonical, pattern))
+
+    def _erase(self, plan: Callable[[], tuple[list[Op], Erased]]) -> Erased:
+        """Apply an erasure, then rewrite the snapshot and empty the journal: no file keeps the text."""
+        with self._lock:
+            self._begin()
+            ops, erased = plan()
+            if ops:
+                self._commit(ops)
+                self._journal.write_snapshot(self._graph.snapshot())
+            return erased
 
     def reset(self) -> None:
         with self._lock:

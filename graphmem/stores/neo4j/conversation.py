@@ -10,19 +10,19 @@ from datetime import datetime
 from typing import Any, cast
 
 from graphmem.stores.neo4j.values import Statement, from_db_time, utc
-from graphmem.types import Conversation, GraphWrite, LoggedMessage, Scope
+from graphmem.types import Conversation, GraphWrite, LoggedMessage, Scope, utcnow
 
 
 def message_rows(write: GraphWrite) -> list[dict[str, Any]]:
     """The $messages parameter of write_graph.cypher: seq = the scope's last_seq + offset."""
     return [
-        {"offset": i + 1, "role": m.role, "content": m.content, "timestamp": utc(m.timestamp)}
+        {"offset": i + 1, "role": m.role, "content": m.content, "timestamp": utc(m.timestamp), "expires_at": utc(m.expires_at)}
         for i, m in enumerate(write.messages)
     ]
 
 
 def conversation(scope: Scope, limit: int) -> Statement:
-    return Statement("conversation", {"scope": scope.key, "limit": max(0, int(limit))})
+    return Statement("conversation", {"scope": scope.key, "limit": max(0, int(limit)), "now": utc(utcnow())})
 
 
 def set_summary(scope: Scope, text: str, through_seq: int, at: datetime) -> Statement:

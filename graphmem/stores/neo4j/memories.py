@@ -26,7 +26,7 @@ from graphmem.stores.neo4j.values import (
     utc,
     vector,
 )
-from graphmem.types import GraphWrite, MemoryItem, MemoryWrite, Scope
+from graphmem.types import GraphWrite, MemoryItem, MemoryWrite, Scope, utcnow
 
 MEMORY_EVENTS = ("ADD", "UPDATE", "DELETE")
 META_PREFIX = "meta."
@@ -97,6 +97,7 @@ def _memory_row(m: MemoryWrite, seq: int, canonical_of: Mapping[str, str]) -> di
         "metadata": metadata,
         "meta": {} if metadata is None else meta_properties(metadata),
         "role": m.role,
+        "expires_at": utc(m.expires_at),
         "seq": seq,
         "mentions": [{"id": i, "canonical": canonical_of.get(i)} for i in dict.fromkeys(m.entity_ids)],
     }
@@ -114,6 +115,7 @@ def similar_memories(scope: Scope, embeddings: list[list[float]], top_k: int, pl
             "top_k": max(0, int(top_k)),
             "scan_limit": plan.scan_limit,
             "max_k": plan.max_k,
+            "now": utc(utcnow()),
         },
     )
 
@@ -137,6 +139,7 @@ def search_memories(scope: Scope, query: MemoryQuery, plan: VectorPlan) -> State
             "fulltext_options": {} if scarce else {"limit": top_k * plan.fulltext_k + 10},
             "filters": filters,
             "as_of": utc(query.as_of),
+            "now": utc(utcnow()),
         },
     )
 
@@ -146,7 +149,8 @@ def get_memory(memory_id: str) -> Statement:
 
 
 def list_memories(scope: Scope, include_deleted: bool, limit: int | None) -> Statement:
-    return Statement("list_memories", {"scope": scope.key, "include_deleted": bool(include_deleted), "limit": limit_value(limit)})
+    params = {"scope": scope.key, "include_deleted": bool(include_deleted), "limit": limit_value(limit), "now": utc(utcnow())}
+    return Statement("list_memories", params)
 
 
 def delete_memory(memory_id: str) -> Statement:
@@ -163,6 +167,6 @@ def to_memory(row: Mapping[str, Any], scores: dict[str, float] | None = None) ->
         id=row["id"], text=row.get("text") or "", hash=row.get("hash") or "", user_id=row.get("user_id"),
         agent_id=row.get("agent_id"), run_id=row.get("run_id"), metadata=json.loads(row.get("metadata") or "{}"),
         role=row.get("role"), created_at=created, updated_at=from_db_time(row.get("updated_at")),
-        deleted_at=from_db_time(row.get("deleted_at")),
+        deleted_at=from_db_time(row.get("deleted_at")), expires_at=from_db_time(row.get("expires_at")),
         score=None if scores is None else scores["vector"], scores=dict(scores or {}),
     )  # fmt: skip

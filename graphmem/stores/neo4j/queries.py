@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from graphmem.browser.style import type_label
+from graphmem.ontology import property_names, stored_attributes
 from graphmem.stores.base import EntityCandidate, GraphQuery
 from graphmem.stores.neo4j.conversation import message_rows
 from graphmem.stores.neo4j.memories import memory_rows
@@ -44,6 +45,8 @@ SCHEMA = (
     "schema_conversation_scope_unique",
     "schema_message_scope_index",
     "schema_scope_lock_unique",
+    "schema_memory_expires_at_index",
+    "schema_message_expires_at_index",
 )
 
 #: The vector indexes setup() checks for the store's dimension.
@@ -103,7 +106,8 @@ def write_graph(write: GraphWrite) -> Statement:
                     "name": e.name,
                     "canonical": e.canonical,
                     "entity_type": e.entity_type,
-                    "label": type_label(e.entity_type),  # only ever a label of the style's fixed list
+                    # a label of the style's fixed list or a declared ontology type name (validated), or null
+                    "label": e.label or type_label(e.entity_type),
                     "embedding": vector(e.embedding),
                     "is_new": bool(e.is_new),
                     "seq": seq,
@@ -129,6 +133,12 @@ def write_graph(write: GraphWrite) -> Statement:
             "keep_messages": int(write.keep_messages),
         },
     )
+
+
+def set_entity_attributes(write: GraphWrite) -> Statement | None:
+    """The add's ontology attribute values (None when it has none); runs in the add's transaction."""
+    rows = [{"canonical": e.canonical, "attrs": property_names(e.attributes)} for e in write.entities if e.attributes]
+    return Statement("set_entity_attributes", {"scope": write.scope.key, "entities": rows}) if rows else None
 
 
 def search_graph(
@@ -200,7 +210,13 @@ def to_entity(row: Mapping[str, Any], score: float | None = None) -> Entity:
         created_at=from_db_time(row.get("created_at")),
         updated_at=from_db_time(row.get("updated_at")),
         score=score,
+        attributes=_attributes(row.get("attrs")),
     )
+
+
+def _attributes(pairs: Any) -> dict[str, Any]:
+    """``[[attr_<name>, value], ...]`` as read by the statements -> {name: value}."""
+    return stored_attributes(dict(pairs or []))
 
 
 def to_relation(record: Mapping[str, Any]) -> Relation:
@@ -219,6 +235,10 @@ def to_relation(record: Mapping[str, Any]) -> Relation:
         mentions=int(rel.get("mentions") or 0),
         provenance=list(rel.get("provenance") or []),
     )
+    if "source_type" in record.keys():
+        relation.source_type, relation.destination_type = record["source_type"], record["destination_type"]
+        relation.source_attributes = _attributes(record["source_attrs"])
+        relation.destination_attributes = _attributes(record["destination_attrs"])
     if "vector" in record.keys():
         relation.scores = {
             "vector": float(record["vector"]),

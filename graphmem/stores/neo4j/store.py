@@ -21,9 +21,10 @@ from neo4j.exceptions import ConfigurationError
 
 from graphmem.errors import ConfigError, InvalidInputError, StoreError
 from graphmem.stores.base import EntityCandidate, GraphQuery, GraphStore, MemoryQuery
+from graphmem.stores.lifecycle import Erased, is_expired
 from graphmem.stores.neo4j import conversation as log_queries
+from graphmem.stores.neo4j import lifecycle, partition, queries
 from graphmem.stores.neo4j import memories as memory_queries
-from graphmem.stores.neo4j import partition, queries
 from graphmem.stores.neo4j.translate import reason, redact_url, translated
 from graphmem.stores.neo4j.values import Statement, VectorPlan
 from graphmem.types import Conversation, Entity, GraphWrite, MemoryItem, Relation, Scope
@@ -193,6 +194,7 @@ class Neo4jStore(GraphStore):
             if memory.embedding is not None:
                 self._check_dims(memory.embedding)
         stmt = queries.write_graph(write)  # raises InvalidInputError for a malformed item: nothing written
+        attributes = queries.set_entity_attributes(write)
 
         def work(tx: neo4j.ManagedTransaction) -> neo4j.Record:
             row = self._run(tx, stmt)[0]
@@ -201,6 +203,8 @@ class Neo4jStore(GraphStore):
                 raise InvalidInputError(
                     f"{row['missing']} relation endpoint(s) are not entities of scope {write.scope.key}; nothing was written"
                 )
+            if attributes is not None:
+                self._run(tx, attributes)
             return row
 
         row = self._in_write_transaction(work)
@@ -263,7 +267,8 @@ class Neo4jStore(GraphStore):
 
     def get_memory(self, memory_id: str) -> MemoryItem | None:
         rows = self._query(memory_queries.get_memory(memory_id), read=True)
-        return memory_queries.to_memory(rows[0]["memory"]) if rows else None
+        item = memory_queries.to_memory(rows[0]["memory"]) if rows else None
+        return None if item is None or is_expired(item.expires_at) else item
 
     def list_memories(self, scope: Scope, include_deleted: bool = False, limit: int | None = None) -> list[MemoryItem]:
         rows = self._query(memory_queries.list_memories(scope, include_deleted, limit), read=True)
@@ -306,6 +311,17 @@ class Neo4jStore(GraphStore):
                     session.close()
                 except Exception:  # noqa: BLE001 - the lock ends with the transaction either way
                     log.warning("could not release the lock of scope %s cleanly", scope.key, exc_info=True)
+
+    # --- retention and erasure (stores/lifecycle.py) -------------------------------------------------
+
+    def purge_expired(self, now: datetime, batch: int) -> Erased:
+        return lifecycle.to_erased(self._write_one(lifecycle.purge_expired(now, batch)))
+
+    def forget_scope(self, scope: Scope) -> Erased:
+        return lifecycle.to_erased(self._write_one(lifecycle.forget_scope(scope)))
+
+    def forget_entity(self, scope: Scope, canonical: str, pattern: str) -> Erased:
+        return lifecycle.to_erased(self._write_one(lifecycle.forget_entity(scope, canonical, pattern)))
 
     # --- removal ------------------------------------------------------------------------------------
 
