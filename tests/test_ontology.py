@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-
 from conftest import TEST_DIMS
+from helpers import llm_config, make_memory, triples
+
 from graphmem import ConfigError, Memory
 from graphmem.ontology import Ontology
-from helpers import llm_config, make_memory, triples
 
 CLINIC = {
     "mode": "strict",

@@ -12,11 +12,11 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-
 from conftest import TEST_DIMS
+from helpers import graph, make_memory, script
+
 from graphmem import InvalidInputError
 from graphmem.types import Scope, iso, utcnow
-from helpers import graph, make_memory, script
 
 
 def word() -> str:

@@ -42,7 +42,7 @@ def scope_keys(g: MemoryGraph, scope: Scope) -> list[str]:
     """Every stored scope key written with the scope's ids (None in the scope matches any value)."""
     keys = set(g.by_scope) | set(g.memories.by_scope) | set(g.conversations.logs)
     wanted = [scope.user_id, scope.agent_id, scope.run_id]
-    return sorted(k for k in keys if all(w is None or w == v for w, v in zip(wanted, json.loads(k))))
+    return sorted(k for k in keys if all(w is None or w == v for w, v in zip(wanted, json.loads(k), strict=True)))
 
 
 def plan_forget_scope(g: MemoryGraph, scope: Scope) -> tuple[list[Op], Erased]:
