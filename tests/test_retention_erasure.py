@@ -136,3 +136,40 @@ def test_a_default_ttl_applies_and_bad_expiration_dates_are_refused(server, stor
             m.add("I like snow", user_id=uid, infer=False, expiration_date=bad)
     assert len(m.store.list_memories(Scope.of(user_id=uid))) == 1
     m.close()
+
+
+def test_writes_purge_expired_data_on_the_way(server, store, tmp_path, uid):
+    m = make_memory(server, store, TEST_DIMS, history_db_path=str(tmp_path / "h.db"), retention={"purge_every_seconds": 0.01})
+    soon = utcnow() + timedelta(seconds=1)
+    m.add("short-lived note", user_id=uid, infer=False, expiration_date=soon)
+    while utcnow() <= soon:
+        time.sleep(0.1)
+    m.add("a later note", user_id=uid, infer=False)  # purges on the way
+    assert store.purge_expired(utcnow(), 100).memory_ids == []  # nothing expired is left
+    assert [i.text for i in store.list_memories(Scope.of(user_id=uid))] == ["a later note"]
+    m.close()
+
+
+def test_cli_forget_and_purge(server, tmp_path, capsys):
+    import json
+
+    from graphmem.cli import main
+
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({
+        "llm": {"provider": "openai_compatible", "config": {"base_url": server.base_url, "api_key": "k"}},
+        "embedder": {"provider": "hashing", "config": {"dims": 64}},
+        "graph_store": {"provider": "embedded", "config": {"path": str(tmp_path / "graph")}},
+        "history_db_path": str(tmp_path / "history.db"),
+    }))
+    secret = word()
+    from graphmem import Memory
+
+    with Memory.from_config(json.loads(path.read_text())) as m:
+        m.add(f"my cat is {secret}", user_id="ann", infer=False)
+    assert main(["forget", "--user", "ann", "--config", str(path)]) == 1  # not interactive: needs --yes
+    assert main(["forget", "--user", "ann", "--yes", "--json", "--config", str(path)]) == 0
+    assert json.loads(capsys.readouterr().out.splitlines()[-1])["memories"] == 1
+    assert main(["purge", "--json", "--config", str(path)]) == 0
+    assert json.loads(capsys.readouterr().out) == {"memories": 0, "messages": 0}
+    assert not any(secret.lower().encode() in p.read_bytes().lower() for p in tmp_path.rglob("*") if p.is_file())
