@@ -343,7 +343,8 @@ class Memory:
         log and summary, and their history rows (the audit log keeps only that an erasure happened)."""
         scope = Scope.of(user_id, agent_id, run_id)
         self._summarizer.drain()  # a summary in flight would write the scope back
-        return self._retention.forget(scope)
+        with self.store.scope_lock(scope):  # an add of the scope in flight finishes first
+            return self._retention.forget(scope)
 
     def forget_entity(
         self, name: str, *, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None
@@ -357,7 +358,8 @@ class Memory:
         if canonical_name(name) in SELF_WORDS:
             name = scope.self_name
         self._summarizer.drain()
-        return self._retention.forget_entity(scope, name)
+        with self.store.scope_lock(scope):
+            return self._retention.forget_entity(scope, name)
 
     def reset(self) -> None:
         """Remove everything graphmem stored, for every scope, and the history."""
