@@ -46,3 +46,9 @@ def script(server: ScriptedLLMServer, replies: dict) -> None:
 
 def triples(result: dict) -> set[tuple[str, str, str]]:
     return {(r["source"], r["relationship"], r["destination"]) for r in result["relations"]}
+
+
+def lock_round_trips(store) -> int:
+    """Round trips an add spends on its scope's write lock: the Neo4j store takes a database lock
+    (scope_lock.cypher), the embedded store only an in-process one."""
+    return 1 if type(store).__name__ == "Neo4jStore" else 0

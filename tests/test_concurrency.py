@@ -51,7 +51,7 @@ def _same_fact_script(server) -> None:
 @pytest.fixture
 def memory(server, store, tmp_path):
     m = make_memory(server, store, TEST_DIMS, history_db_path=str(tmp_path / "history.db"), similar_memory_threshold=0.0,
-                    llm=llm_config(server, timeout=30, max_retries=0))
+                    llm=llm_config(server, timeout=120, max_retries=0))
     yield m
     m.flush()
 
@@ -73,7 +73,7 @@ def test_threads_adding_to_one_scope_see_each_other(memory, server, uid):
     for t in threads:
         t.start()
     for t in threads:
-        t.join(30)
+        t.join(120)
     assert [m["memory"] for m in memory.get_all(user_id=uid)["results"]] == [FACT]
     assert server.calls("update_memory") == 1  # the second add saw the first one's memory
 
@@ -85,7 +85,7 @@ def test_asyncio_adds_same_scope_serialised_other_scopes_parallel(memory, server
 
     def handler(tool, body):
         if tool == "extract_facts" and "held up" in json.dumps(body.get("messages")):
-            released.wait(20)  # scope `other` is stuck in the LLM until the adds of `uid` finished
+            released.wait(90)  # scope `other` is stuck in the LLM until the adds of `uid` finished
             return {"facts": ["Was held up"]}
         return same_fact(tool, body)
 

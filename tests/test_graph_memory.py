@@ -7,7 +7,7 @@ import uuid
 import networkx as nx
 import pytest
 from conftest import TEST_DIMS
-from helpers import graph, make_memory, script, triples
+from helpers import graph, lock_round_trips, make_memory, script, triples
 
 from graphmem.types import Scope
 
@@ -115,5 +115,5 @@ def test_add_cost_is_constant_in_the_number_of_triples(memory, server):
         costs.append((server.calls() - llm, memory.embedder.calls - emb, memory.store.round_trips - rt))
         assert len(memory.get_all(user_id=uid)["relations"]) == n
     # 2 LLM calls (graph extraction + facts, nothing similar exists), 1 embedding batch,
-    # 3 round trips (conversation log read, entity match, write)
-    assert costs[0] == costs[1] == (2, 1, 3)
+    # 3 round trips (conversation log read, entity match, write), + the scope lock on Neo4j
+    assert costs[0] == costs[1] == (2, 1, 3 + lock_round_trips(memory.store))
