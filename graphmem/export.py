@@ -25,6 +25,7 @@ from graphmem.browser.style import type_label
 from graphmem.config import MemoryConfig, Neo4jSettings
 from graphmem.errors import ConfigError, GraphMemError, InvalidInputError, NotFoundError
 from graphmem.factory import build_store
+from graphmem.ontology import ATTRIBUTE_NAME, property_names
 from graphmem.resources import load_cypher
 from graphmem.stores.base import GraphStore
 from graphmem.types import Entity, Relation, Scope, iso, sanitize_relation_type, utcnow
@@ -132,6 +133,11 @@ def to_json(graph: ScopeGraph) -> str:
     return json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
 
 
+def attribute_properties(attributes: dict[str, Any]) -> dict[str, Any]:
+    """Ontology attribute values as node properties ``attr_<name>`` (valid attribute names only)."""
+    return property_names({k: v for k, v in attributes.items() if ATTRIBUTE_NAME.match(k) and v is not None})
+
+
 def _present(values: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in values.items() if v is not None}
 
@@ -142,7 +148,8 @@ def to_networkx(graph: ScopeGraph) -> nx.MultiDiGraph:
     for e in graph.entities:
         g.add_node(e.id, **_present({"label": e.name, "name": e.name, "canonical": e.canonical,
                                       "entity_type": e.entity_type, "mentions": e.mentions,
-                                      "created_at": iso(e.created_at), "updated_at": iso(e.updated_at)}))
+                                      "created_at": iso(e.created_at), "updated_at": iso(e.updated_at),
+                                      **attribute_properties(e.attributes)}))
     for r in graph.relations:
         g.add_edge(r.source_id, r.destination_id, key=r.id, **_present({
             "id": r.id, "label": r.relationship, "relationship": r.relationship, "current": r.is_current,
@@ -189,7 +196,8 @@ def to_cypher(graph: ScopeGraph, target: Scope | None = None) -> str:
     for e in graph.entities:
         labels = ["Entity"] + [label for label in [type_label(e.entity_type)] if label]
         props: dict[str, Any] = {"id": new_id(e.id), "name": e.name, "canonical": e.canonical, "entity_type": e.entity_type,
-                 "mentions": e.mentions, "created_at": e.created_at, "updated_at": e.updated_at, **scope_props}
+                 "mentions": e.mentions, "created_at": e.created_at, "updated_at": e.updated_at, **scope_props,
+                 **attribute_properties(e.attributes)}
         lines.append(f"CREATE (:{':'.join(cypher_identifier(label) for label in labels)} {cypher_map(props)});")
     for r in graph.relations:
         rel_type = cypher_identifier(sanitize_relation_type(r.relationship))

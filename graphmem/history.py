@@ -13,6 +13,7 @@ import sqlite3
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,11 @@ CREATE INDEX IF NOT EXISTS history_scope ON history (user_id, agent_id, run_id);
 CREATE INDEX IF NOT EXISTS history_pending ON history (committed) WHERE committed = 0;
 """
 
+def sortable_time(value: datetime | None) -> str | None:
+    """UTC with a fixed width (microseconds always written), so SQLite compares the text in time order."""
+    return None if value is None else value.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
 def _scope_where(scope: Scope) -> tuple[str, list[str]]:
     """Rows written with the scope's ids (an id the scope leaves out matches any value)."""
     parts = [(f"{key} = ?", value) for key, value in scope.properties().items() if value is not None]
@@ -60,6 +66,7 @@ class HistoryEvent:
     new_memory: str | None
     role: str | None = None
     actor_id: str | None = None
+    expires_at: str | None = None  # retention: the memory's rows are hidden from then on, removed by purge
 
 
 class History:
@@ -72,6 +79,8 @@ class History:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA secure_delete=ON")  # erased rows are overwritten, not left in free pages
             self._db.executescript(_SCHEMA)
+            if "expires_at" not in {row[1] for row in self._db.execute("PRAGMA table_info(history)")}:
+                self._db.execute("ALTER TABLE history ADD COLUMN expires_at TEXT")  # databases from before retention
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open the history database {self.path}: {exc}") from exc
         self._lock = threading.Lock()
@@ -80,13 +89,15 @@ class History:
         now = iso(utcnow())
         rows = [
             (new_id(), e.memory_id, e.old_memory, e.new_memory, e.event, now, now, int(e.event == "DELETE"), e.actor_id, e.role,
-             scope.user_id, scope.agent_id, scope.run_id, add_id)
+             scope.user_id, scope.agent_id, scope.run_id, add_id, e.expires_at)
             for e in events
         ]
         with self._lock, self._db:
             self._db.execute("BEGIN")
             self._db.executemany(
-                f"INSERT INTO history ({', '.join(COLUMNS)}, add_id, committed) VALUES ({', '.join('?' * (len(COLUMNS) + 1))}, 0)", rows
+                f"INSERT INTO history ({', '.join(COLUMNS)}, add_id, expires_at, committed) "
+                f"VALUES ({', '.join('?' * (len(COLUMNS) + 2))}, 0)",
+                rows,
             )
             self._db.execute("COMMIT")
 
@@ -125,7 +136,9 @@ class History:
     def history(self, memory_id: str) -> list[dict[str, Any]]:
         with self._lock:
             rows = self._db.execute(
-                f"SELECT {', '.join(COLUMNS)} FROM history WHERE memory_id = ? AND committed = 1 ORDER BY seq", (memory_id,)
+                f"SELECT {', '.join(COLUMNS)} FROM history WHERE memory_id = ? AND committed = 1 AND NOT EXISTS "
+                "(SELECT 1 FROM history AS e WHERE e.memory_id = history.memory_id AND e.expires_at <= ?) ORDER BY seq",
+                (memory_id, sortable_time(utcnow())),
             ).fetchall()
         return [dict(zip(COLUMNS, row, strict=False), is_deleted=bool(row[7])) for row in rows]
 

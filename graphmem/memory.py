@@ -12,7 +12,7 @@ from graphmem.context import Summarizer
 from graphmem.embeddings import Embedder
 from graphmem.errors import InvalidInputError, NotFoundError
 from graphmem.factory import build_embedder, build_llm, build_store
-from graphmem.history import History, HistoryEvent
+from graphmem.history import History, HistoryEvent, sortable_time
 from graphmem.llm import LLM
 from graphmem.messages import for_extraction, parse_messages
 from graphmem.pipeline import AddOutcome, AddPipeline
@@ -181,7 +181,8 @@ class Memory:
         if write is None or write.is_empty():
             return
         events = [
-            HistoryEvent(m.id, m.event, outcome.previous.get(m.id), None if m.event == "DELETE" else m.text, m.role)
+            HistoryEvent(m.id, m.event, outcome.previous.get(m.id), None if m.event == "DELETE" else m.text, m.role,
+                         expires_at=sortable_time(m.expires_at))
             for m in write.memories
         ]
         if write.messages and self.config.context.max_messages == 0:

@@ -173,3 +173,18 @@ def test_the_browser_style_colours_the_users_own_types(tmp_path):
     assert "node.Medication {" in text and "node.Person {" in text and text.startswith(style_text()[:50])
     assert labels_for(ontology)["medication"] == "Medication"
     assert write_style(ontology, tmp_path).read_text() == text
+
+
+def test_exports_carry_the_attributes(server, tmp_path, uid):
+    from graphmem.export import read_graph, to_cypher, to_networkx
+    from graphmem.stores.embedded import EmbeddedStore
+
+    store = EmbeddedStore(tmp_path / "g", TEST_DIMS)
+    m = clinic_memory(server, store)
+    extraction(server, [entity("I", "Person"), entity("Aspirin", "Medication", dose="100 mg")], [rel("I", "takes", "Aspirin")])
+    m.add("I take 100 mg aspirin", user_id=uid)
+    exported = read_graph(store, m_scope(uid))
+    nodes = dict(to_networkx(exported).nodes(data=True))
+    assert any(n.get("attr_dose") == "100 mg" for n in nodes.values())
+    assert "attr_dose: '100 mg'" in to_cypher(exported) or 'attr_dose: "100 mg"' in to_cypher(exported)
+    m.close()

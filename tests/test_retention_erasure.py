@@ -121,6 +121,7 @@ def test_expired_memories_and_messages_are_invisible_then_purged(memory, server,
     assert memory.get(expiring["id"]) is None
     assert [m.content for m in memory.store.conversation(Scope.of(user_id=uid), 10).messages] == [f"The safe word is {kept}"]
 
+    assert memory.history(expiring["id"]) == []  # its history is hidden too, before the purge
     assert memory.purge_expired()["memories"] >= 1
     assert traces(memory, secret) == [] and traces(memory, kept)
     assert memory.history(expiring["id"]) == []

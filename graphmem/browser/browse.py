@@ -35,7 +35,7 @@ from graphmem.errors import (
     StoreError,
     StoreUnavailableError,
 )
-from graphmem.export import open_reader, read_graph
+from graphmem.export import attribute_properties, open_reader, read_graph
 from graphmem.types import Relation, Scope, iso, parse_time
 
 Out = Callable[[str], None]
@@ -276,7 +276,8 @@ def _copy_into(connection: _Connection, graph: Any, out: Out, ontology: Any = No
     source = f"embedded:{graph.scope.key}"
     entities = [{"labels": ["Entity"], "properties": {
         "id": e.id, "name": e.name, "canonical": e.canonical, "entity_type": e.entity_type, "mentions": e.mentions,
-        "created_at": e.created_at, "updated_at": e.updated_at, "copied_from": source, **scope_props}}
+        "created_at": e.created_at, "updated_at": e.updated_at, "copied_from": source, **scope_props,
+        **attribute_properties(e.attributes)}}
         for e in graph.entities]
     relations = [_relation_payload(r, scope) for r in graph.relations]
     row = connection.run("copy_scope", {"scope": scope.key, "entities": entities, "relations": relations}, write=True)[0]
