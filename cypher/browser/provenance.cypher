@@ -1,4 +1,4 @@
-// purpose: the provenance of one relation ($relation_id, from the history view): the adds that asserted it, oldest first, with their messages when the conversation log still holds them (and they have not expired) as (:Message {scope, seq, add_id, role, content, timestamp}) (else role and message are null)
+// purpose: the provenance of one relation ($relation_id, from the history view): the adds that asserted it, oldest first, with their messages when the conversation log still holds them (unexpired) as (:Message {scope, seq, add_id, role, content, timestamp}) (else role and message are null)
 // parameters: $user_id, $agent_id, $run_id (null for the ids that are not part of the scope), $relation_id
 WITH $user_id AS user_id, $agent_id AS agent_id, $run_id AS run_id, $relation_id AS relation_id
 MATCH (s:Entity)-[r]->(d:Entity)
