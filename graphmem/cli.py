@@ -27,7 +27,7 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -273,7 +273,7 @@ def _scope(ns: argparse.Namespace) -> dict[str, Any]:
     return {key: getattr(ns, key, None) for key in ("user_id", "agent_id", "run_id")}
 
 
-def _print_relations(result: dict[str, Any], as_json: bool) -> None:
+def _print_relations(result: Mapping[str, Any], as_json: bool) -> None:
     if as_json:
         print(json.dumps(result, indent=2, ensure_ascii=False))
         return

@@ -115,7 +115,7 @@ def _entity_row(entity: Entity) -> dict[str, Any]:
 
 
 def _relation_row(relation: Relation) -> dict[str, Any]:
-    row = relation.to_dict()
+    row: dict[str, Any] = dict(relation.to_dict())
     row.update(source_id=relation.source_id, destination_id=relation.destination_id,
                provenance=list(relation.provenance), current=relation.is_current)
     return row

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from graphmem.errors import StoreError
+from graphmem.results import MemoryEvent
 from graphmem.types import MemoryItem, Scope, iso, new_id, utcnow
 
 _SCHEMA = """
@@ -61,7 +62,7 @@ COLUMNS = ("id", "memory_id", "old_memory", "new_memory", "event", "created_at",
 @dataclass
 class HistoryEvent:
     memory_id: str
-    event: str  # ADD / UPDATE / DELETE
+    event: MemoryEvent
     old_memory: str | None
     new_memory: str | None
     role: str | None = None

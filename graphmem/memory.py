@@ -17,6 +17,7 @@ from graphmem.llm import LLM
 from graphmem.messages import for_extraction, parse_messages
 from graphmem.pipeline import AddOutcome, AddPipeline
 from graphmem.pipeline.add import log_messages
+from graphmem.results import MemoryResult, SearchResult
 from graphmem.retention import Retention, expiration
 from graphmem.retrieval import SearchPreset, get_preset
 from graphmem.retrieval.graph import search_relations
@@ -214,7 +215,7 @@ class Memory:
         preset: str | SearchPreset | None = None,
         entity_types: list[str] | None = None,
         relationship_types: list[str] | None = None,
-    ) -> Result:
+    ) -> SearchResult:
         """Memories and relations relevant to ``query``: no LLM call, one embedding, two store queries.
 
         ``filters``: metadata equality on top-level keys. ``threshold``: minimum cosine of a
@@ -253,7 +254,7 @@ class Memory:
         limit: int = 100,
         entity_types: list[str] | None = None,
         relationship_types: list[str] | None = None,
-    ) -> Result:
+    ) -> SearchResult:
         scope = Scope.of(user_id, agent_id, run_id)
         _check_limit(limit)
         types = TypeFilter.of(entity_types, relationship_types)
@@ -280,7 +281,7 @@ class Memory:
             key = canonical_name(scope.self_name)
         return {"entity": entity.strip(), "relations": [r.to_dict() for r in self.store.timeline(scope, key)]}
 
-    def get(self, memory_id: str) -> dict[str, Any] | None:
+    def get(self, memory_id: str) -> MemoryResult | None:
         """One memory by id, or None (soft-deleted memories are None too)."""
         item = self._memory(memory_id, must_exist=False)
         return item.to_dict() if item else None

@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from graphmem.errors import InvalidInputError, MissingScopeError
+from graphmem.results import MemoryEvent, MemoryResult, RelationResult
 
 #: Entity names longer than this are cut (documented rule: a 10k-character "name" is not a name).
 MAX_NAME_CHARS = 200
@@ -199,8 +200,8 @@ class Relation:
     def is_current(self) -> bool:
         return self.invalid_at is None and self.expired_at is None
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def to_dict(self) -> RelationResult:
+        out: RelationResult = {
             "id": self.id,
             "source": self.source,
             "relationship": self.relationship,
@@ -218,7 +219,7 @@ class Relation:
         self._endpoint_details(out)
         return out
 
-    def _endpoint_details(self, out: dict[str, Any]) -> None:
+    def _endpoint_details(self, out: RelationResult) -> None:
         if self.source_type is not None:
             out["source_type"] = self.source_type
         if self.destination_type is not None:
@@ -249,9 +250,9 @@ class MemoryItem:
     scores: dict[str, float] = field(default_factory=dict)
     expires_at: datetime | None = None  # retention
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> MemoryResult:
         """mem0's shape: id, memory, hash, metadata, created_at, updated_at and the scope keys."""
-        out: dict[str, Any] = {
+        out: MemoryResult = {
             "id": self.id,
             "memory": self.text,
             "hash": self.hash,
@@ -259,11 +260,11 @@ class MemoryItem:
             "created_at": iso(self.created_at),
             "updated_at": iso(self.updated_at),
         }
-        for key in ("user_id", "agent_id", "run_id", "role"):
-            if getattr(self, key) is not None:
-                out[key] = getattr(self, key)
+        for key, value in (("user_id", self.user_id), ("agent_id", self.agent_id), ("run_id", self.run_id), ("role", self.role)):
+            if value is not None:
+                out[key] = value  # type: ignore[literal-required]
         if self.deleted_at is not None:
-            out["deleted_at"] = iso(self.deleted_at)
+            out["deleted_at"] = iso(self.deleted_at) or ""
         if self.score is not None:
             out["score"] = round(self.score, 6)
         if self.scores:
@@ -318,7 +319,7 @@ class MemoryWrite:
     """ADD creates a memory; UPDATE replaces text, hash, embedding (and metadata when given) in place;
     DELETE soft-deletes it (deleted_at = the add's time)."""
 
-    event: str  # "ADD" | "UPDATE" | "DELETE"
+    event: MemoryEvent
     id: str
     text: str = ""
     embedding: list[float] | None = None

@@ -163,3 +163,33 @@ def test_cli_reports_graphmem_errors_without_a_traceback(capsys, tmp_path):
     assert main(["search", "x", "--user", "u", "--config", str(bad)]) == 1
     err = capsys.readouterr().err
     assert err.startswith("graphmem: error:") and "Traceback" not in err
+
+
+def test_results_match_their_typed_shapes(tmp_path):
+    """The TypedDicts of graphmem.results describe what Memory returns: every key is declared, every
+    required key is there, events are the MemoryEvent literals."""
+    from typing import get_args
+
+    from graphmem import Memory
+    from graphmem.embeddings import HashingEmbedder
+    from graphmem.results import MEMORY_EVENTS, AddedMemory, MemoryEvent, MemoryResult, RelationResult, SearchResult
+
+    assert set(get_args(MemoryEvent)) == set(MEMORY_EVENTS) == {"ADD", "UPDATE", "DELETE"}
+    llm = {"provider": "openai_compatible", "config": {"base_url": "http://127.0.0.1:9/v1", "api_key": "unused"}}
+    config = {"llm": llm, "graph_store": {"provider": "embedded", "config": {"path": str(tmp_path / "g")}},
+              "history_db_path": str(tmp_path / "h.db")}
+    with Memory(config, embedder=HashingEmbedder(dims=32)) as m:
+        added = m.add("Likes green tea", user_id="ann", metadata={"k": 1}, infer=False)
+        found = m.search("green tea", user_id="ann")
+        listed = m.get_all(user_id="ann")
+        one = m.get(added["results"][0]["id"])
+        history = m.history(added["results"][0]["id"])
+    for result in (added, found, listed):
+        assert set(result) == set(SearchResult.__annotations__)
+    for item in [*found["results"], *listed["results"], one]:
+        assert set(item) <= set(MemoryResult.__annotations__) and MemoryResult.__required_keys__ <= set(item)
+    (item,) = added["results"]
+    assert set(item) <= set(AddedMemory.__annotations__) and AddedMemory.__required_keys__ <= set(item)
+    assert item["event"] in MEMORY_EVENTS
+    assert {r["event"] for r in history} <= set(MEMORY_EVENTS)
+    assert set(RelationResult.__required_keys__) >= {"source", "relationship", "destination", "valid_at", "invalid_at"}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from graphmem.retrieval import HYBRID, HYBRID_RRF
@@ -34,3 +36,37 @@ def test_score_sum_keeps_margins_and_rrf_keeps_ranks():
 
 def test_only_the_hybrid_preset_uses_context():
     assert HYBRID.context > 0 and HYBRID_RRF.context == 0
+
+
+# --- SearchPreset checks its names: a typo fails loudly instead of ranking nothing ---------------
+
+
+@pytest.mark.parametrize("kwargs, named", [
+    ({"weights": {"vectr": 1.0}}, "'vectr'"),
+    ({"weights": {"vector": 1.0, "BM25": 1.0}}, "'BM25'"),
+    ({"weights": {"vector": -1.0}}, "'vector'"),
+    ({"weights": {"vector": float("nan")}}, "'vector'"),
+    ({"weights": {"vector": "1"}}, "'vector'"),
+    ({"weights": {"vector": 0.0}}, "every weight is 0"),
+    ({"weights": {}}, "weights"),
+    ({"weights": {"vector": 1.0}, "fusion": "rff"}, "'rff'"),
+    ({"weights": {"vector": 1.0}, "rrf_k": 0}, "rrf_k"),
+    ({"weights": {"vector": 1.0}, "seed_top_k": 0}, "seed_top_k"),
+    ({"weights": {"vector": 1.0}, "context": -0.5}, "context"),
+    ({"weights": {"vector": 1.0}, "seed_threshold": 2}, "seed_threshold"),
+])
+def test_search_preset_names_its_mistake(kwargs, named):
+    from graphmem import InvalidInputError, SearchPreset
+
+    with pytest.raises(InvalidInputError, match=re.escape(named)):
+        SearchPreset("mine", **kwargs)
+
+
+def test_named_presets_are_valid_and_a_custom_one_works():
+    from graphmem.retrieval import PRESETS, SearchPreset
+    from graphmem.retrieval.presets import FUSIONS, SIGNALS
+
+    assert set(SIGNALS) == {"vector", "bm25", "fulltext", "seed"} and set(FUSIONS) == {"score", "rrf"}
+    for preset in PRESETS.values():
+        assert set(preset.weights) <= set(SIGNALS) and preset.fusion in FUSIONS
+    assert SearchPreset("mine", {"bm25": 2.0, "seed": 0.0}, fusion="rrf").weights["bm25"] == 2.0

@@ -2,23 +2,60 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, get_args
+
+from graphmem.errors import InvalidInputError
+
+Signal = Literal["vector", "bm25", "fulltext", "seed"]
+Fusion = Literal["score", "rrf"]
+SIGNALS: tuple[str, ...] = get_args(Signal)
+FUSIONS: tuple[str, ...] = get_args(Fusion)
 
 
 @dataclass(frozen=True)
 class SearchPreset:
+    """A retrieval set-up. Checked when built: an unknown signal or fusion name, or a weight that is
+    not a finite number >= 0, raises InvalidInputError naming it (a typo would otherwise silently
+    weigh nothing and return nothing)."""
+
     name: str
     #: weight per signal (vector, bm25, fulltext, seed); a signal with weight 0 is ignored
     weights: dict[str, float] = field(default_factory=dict)
     #: "score": weighted sum of max-normalised scores; "rrf": reciprocal-rank fusion
-    fusion: Literal["score", "rrf"] = "score"
+    fusion: Fusion = "score"
     rrf_k: int = 60
     #: memories only: weight of the best fused score among a candidate's neighbours in storage order
     #: (fusion.neighbour_boost); 0 ranks every memory on its own
     context: float = 0.0
     seed_top_k: int = 10
     seed_threshold: float = 0.3
+
+    def __post_init__(self) -> None:
+        where = f"search preset {self.name!r}"
+        if not isinstance(self.weights, dict) or not self.weights:
+            raise InvalidInputError(f"{where}: weights must be a non-empty dict of {', '.join(SIGNALS)}")
+        for signal, weight in self.weights.items():
+            if signal not in SIGNALS:
+                raise InvalidInputError(f"{where}: unknown signal {signal!r} in weights; signals: {', '.join(SIGNALS)}")
+            if not _number(weight) or weight < 0:
+                raise InvalidInputError(f"{where}: weight of {signal!r} must be a finite number >= 0, got {weight!r}")
+        if not any(self.weights.values()):
+            raise InvalidInputError(f"{where}: every weight is 0, nothing would be ranked")
+        if self.fusion not in FUSIONS:
+            raise InvalidInputError(f"{where}: unknown fusion {self.fusion!r}; choose one of {', '.join(FUSIONS)}")
+        for name, value, low in (("rrf_k", self.rrf_k, 1), ("seed_top_k", self.seed_top_k, 1)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise InvalidInputError(f"{where}: {name} must be an integer >= {low}, got {value!r}")
+        if not _number(self.context) or self.context < 0:
+            raise InvalidInputError(f"{where}: context must be a finite number >= 0, got {self.context!r}")
+        if not _number(self.seed_threshold) or not -1.0 <= self.seed_threshold <= 1.0:
+            raise InvalidInputError(f"{where}: seed_threshold must be a cosine in [-1, 1], got {self.seed_threshold!r}")
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 HYBRID = SearchPreset("hybrid", {"vector": 1.0, "bm25": 1.0, "fulltext": 0.5, "seed": 0.5}, context=0.25)
@@ -30,8 +67,6 @@ PRESETS = {p.name: p for p in (HYBRID, HYBRID_RRF, VECTOR_ONLY, BM25_ONLY)}
 
 
 def get_preset(preset: str | SearchPreset | None) -> SearchPreset:
-    from graphmem.errors import InvalidInputError
-
     if preset is None:
         return HYBRID
     if isinstance(preset, SearchPreset):

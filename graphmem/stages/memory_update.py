@@ -15,6 +15,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, field_validator
 
 from graphmem.llm.base import LLM, ToolSpec
+from graphmem.results import MemoryEvent
 from graphmem.stages.base import PromptTemplate, validate_items
 from graphmem.stages.facts import MAX_FACT_CHARS
 from graphmem.types import MemoryItem, clean_text, iso
@@ -65,7 +66,7 @@ class DecisionArgs(BaseModel):
 
 @dataclass
 class Decision:
-    event: str  # ADD / UPDATE / DELETE
+    event: MemoryEvent
     text: str
     memory: MemoryItem | None = None  # the existing memory for UPDATE / DELETE
 

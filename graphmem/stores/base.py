@@ -129,10 +129,10 @@ class GraphStore(ABC):
         when both are None), none with ``include_invalidated``.
         """
 
+    @abstractmethod
     def timeline(self, scope: Scope, canonical: str) -> list[Relation]:
         """Every version of every relation touching the entity with this canonical name, ordered by
         valid_at (then created_at); one round trip. Empty when the entity does not exist."""
-        raise NotImplementedError
 
     # -- memory facts (the vector memory) ------------------------------------------------------
     # Memory writes travel in GraphWrite.memories and are applied by ``write`` after relations,
@@ -142,27 +142,27 @@ class GraphStore(ABC):
     # Metadata is stored whole (JSON) and, for filtering, each top-level scalar value also as a
     # property ``meta.<key>``.
 
+    @abstractmethod
     def similar_memories(self, scope: Scope, embeddings: list[list[float]], top_k: int = 5) -> list[list[MemoryItem]]:
         """For each embedding, the top_k live memories of the scope by cosine (score set); one round trip."""
-        raise NotImplementedError
 
+    @abstractmethod
     def search_memories(self, scope: Scope, query: MemoryQuery) -> list[MemoryItem]:
         """Candidates by vector (top_k by cosine) and by fulltext on the text (top_k), merged by id,
         with ``scores`` {"vector": cosine or 0, "fulltext": 0..1 normalised}; metadata filters and
         the time filter applied in the store; one round trip."""
-        raise NotImplementedError
 
+    @abstractmethod
     def get_memory(self, memory_id: str) -> MemoryItem | None:
         """One memory by id, whatever its scope; soft-deleted ones too (deleted_at set)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def list_memories(self, scope: Scope, include_deleted: bool = False, limit: int | None = None) -> list[MemoryItem]:
         """The scope's memories, oldest first."""
-        raise NotImplementedError
 
+    @abstractmethod
     def delete_memory(self, memory_id: str) -> bool:
         """Remove one memory for good (the public ``delete(id)``); False when it does not exist."""
-        raise NotImplementedError
 
     # -- conversation log and rolling summary ---------------------------------------------------
     # ``write`` appends GraphWrite.messages to the scope's log in the same transaction, giving them
@@ -171,14 +171,14 @@ class GraphStore(ABC):
     # (:Conversation {scope, last_seq, summary, summary_through, summary_updated_at})
     # -[:HAS_MESSAGE]->(:Message {scope, seq, add_id, role, content, timestamp}).
 
+    @abstractmethod
     def conversation(self, scope: Scope, limit: int) -> Conversation:
         """The newest ``limit`` messages (oldest first), the summary and its counters; one round trip."""
-        raise NotImplementedError
 
+    @abstractmethod
     def set_summary(self, scope: Scope, text: str, through_seq: int, at: datetime) -> bool:
         """Store the scope's summary if ``through_seq`` is newer than the stored one's (a late,
         slower summary never overwrites a newer one); True when stored. One round trip."""
-        raise NotImplementedError
 
     @abstractmethod
     def get_all(self, scope: Scope, include_invalidated: bool = False, limit: int | None = None) -> list[Relation]:

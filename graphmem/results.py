@@ -1,0 +1,102 @@
+"""The shapes of what the public API returns (mem0's shapes), as TypedDicts, and the memory events.
+
+They type the dicts ``Memory`` returns so a caller's type checker sees a misspelt key, without
+changing what is returned at run time (plain dicts, JSON-ready: times are ISO-8601 strings).
+"""
+
+# No ``from __future__ import annotations`` here: TypedDict reads NotRequired at run time.
+import sys
+from typing import Any, Literal, TypedDict
+
+if sys.version_info >= (3, 11):
+    from typing import NotRequired
+else:  # pragma: no cover - Python 3.10
+    from typing_extensions import NotRequired
+
+#: What an add or an update did to one memory (mem0's events; "NONE" is never returned).
+MemoryEvent = Literal["ADD", "UPDATE", "DELETE"]
+MEMORY_EVENTS: tuple[MemoryEvent, ...] = ("ADD", "UPDATE", "DELETE")
+
+
+class MemoryResult(TypedDict):
+    """One memory fact: ``results`` items of add / search / get_all, and ``get``."""
+
+    id: str
+    memory: str
+    hash: str
+    metadata: dict[str, Any]
+    created_at: str | None
+    updated_at: str | None
+    user_id: NotRequired[str]
+    agent_id: NotRequired[str]
+    run_id: NotRequired[str]
+    role: NotRequired[str]
+    deleted_at: NotRequired[str]
+    score: NotRequired[float]  # search only
+    scores: NotRequired[dict[str, float]]  # search only: the per-signal scores before fusion
+
+
+class AddedMemory(TypedDict):
+    """One ``results`` item of add: what the add did to a memory (mem0's add shape)."""
+
+    id: str
+    memory: str
+    event: MemoryEvent
+    previous_memory: NotRequired[str]  # UPDATE: the text it replaced
+
+
+class RelationResult(TypedDict):
+    """One relation instance with both time axes: ``relations`` items."""
+
+    id: str
+    source: str
+    relationship: str
+    destination: str
+    valid_at: str | None
+    invalid_at: str | None
+    created_at: str | None
+    expired_at: str | None
+    mentions: int
+    score: NotRequired[float]
+    scores: NotRequired[dict[str, float]]
+    source_type: NotRequired[str]  # the endpoints' entity types and ontology attributes, when known
+    destination_type: NotRequired[str]
+    source_attributes: NotRequired[dict[str, Any]]
+    destination_attributes: NotRequired[dict[str, Any]]
+    event: NotRequired[str]  # add only: what the add did to it
+
+
+class SearchResult(TypedDict):
+    """search and get_all: memory facts and relations."""
+
+    results: list[MemoryResult]
+    relations: list[RelationResult]
+
+
+class AddResult(TypedDict):
+    """add: what it did to memories, and the relations it wrote, touched or invalidated."""
+
+    results: list[AddedMemory]
+    relations: list[RelationResult]
+
+
+class HistoryRow(TypedDict):
+    """One change of a memory, as ``history(memory_id)`` lists them (mem0's columns)."""
+
+    id: str
+    memory_id: str
+    old_memory: str | None
+    new_memory: str | None
+    event: MemoryEvent
+    created_at: str
+    updated_at: str | None
+    is_deleted: bool
+    actor_id: str | None
+    role: str | None
+    user_id: str | None
+    agent_id: str | None
+    run_id: str | None
+
+
+__all__ = ["MEMORY_EVENTS", "AddResult", "AddedMemory", "HistoryRow", "MemoryEvent", "MemoryResult", "RelationResult",
+           "SearchResult"]
