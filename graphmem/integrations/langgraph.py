@@ -98,7 +98,7 @@ def memory_tools(memory: Memory, *, user_id: str | None = None, agent_id: str | 
 
     def search_memory(query: str, limit: int = 5) -> dict[str, Any]:
         """Search long-term memory (facts and knowledge-graph relations about the user) for a query."""
-        return memory.search(query, user_id=user_id, agent_id=agent_id, run_id=run_id, limit=limit)
+        return dict(memory.search(query, user_id=user_id, agent_id=agent_id, run_id=run_id, limit=limit))
 
     def add_memory(text: str) -> dict[str, Any]:
         """Remember something the user said (graphmem extracts facts and relations from it)."""
