@@ -36,6 +36,14 @@ def test_memory_class_and_cli_parser_load_no_sdk_or_driver():
     assert not loaded & {"openai", "neo4j", "graphmem.export", "graphmem.browser.browse"}
 
 
+def test_cli_help_loads_only_the_parser():
+    """``graphmem --help`` builds every subcommand's parser: none may load a library on the way."""
+    loaded = _modules_after("from graphmem.cli import build_parser\nbuild_parser()")
+    heavy = {m for m in loaded if m.split(".")[0] in {"openai", "neo4j", "pydantic", "numpy", "networkx", "tenacity",
+                                                      "fastapi", "starlette", "uvicorn", "mcp", "langgraph", "langchain_core"}}
+    assert not heavy, sorted(heavy)
+
+
 def _env_without_llm(tmp_path: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "GRAPHMEM_LLM_", "GRAPHMEM_CONFIG"))}
     return {**env, "GRAPHMEM_HOME": str(tmp_path / "home")}
