@@ -44,7 +44,7 @@ CALL (candidate, exact, scope_size, total, scanned, partition_index) {
     RETURN row.node AS n, 2 * vector.similarity.cosine(row.embedding, candidate.embedding) - 1 AS cosine
     UNION ALL
     WITH * WHERE exact IS NULL AND scope_size > $scan_limit
-    WITH candidate, toInteger(ceil(toFloat($base_k) * total / scope_size)) AS wanted, partition_index
+    WITH candidate, toInteger(ceil(toFloat($base_k) * total / CASE WHEN scope_size > 0 THEN scope_size ELSE 1 END)) AS wanted, partition_index
     CALL db.index.vector.queryNodes(
       coalesce(partition_index, 'entity_embedding'),
       CASE WHEN partition_index IS NOT NULL THEN $base_k WHEN wanted > $max_k THEN $max_k ELSE wanted END,

@@ -40,7 +40,7 @@ CALL (scope_size, total, partition_index) {
   LIMIT $top_k
   UNION ALL
   WITH * WHERE $embedding IS NOT NULL AND scope_size > $scan_limit
-  WITH toInteger(ceil(toFloat($top_k) * total / scope_size)) AS wanted, partition_index
+  WITH toInteger(ceil(toFloat($top_k) * total / CASE WHEN scope_size > 0 THEN scope_size ELSE 1 END)) AS wanted, partition_index
   CALL db.index.vector.queryNodes(
     coalesce(partition_index, 'entity_embedding'),
     CASE WHEN partition_index IS NOT NULL THEN $top_k WHEN wanted > $max_k THEN $max_k ELSE wanted END, $embedding)
@@ -64,7 +64,7 @@ CALL (scope_size, total, partition_index) {
   LIMIT $top_k
   WITH collect({node: node, score: score}) AS hits
   UNWIND hits AS hit
-  RETURN hit.node AS node, 0.0 AS vector, hit.score / hits[0].score AS fulltext, 0.0 AS seed
+  RETURN hit.node AS node, 0.0 AS vector, CASE WHEN hits[0].score > 0 THEN hit.score / hits[0].score ELSE 0.0 END AS fulltext, 0.0 AS seed
   UNION ALL
   MATCH (n:Entity)
   WHERE n.scope = $scope AND n.canonical IN $seed_canonicals

@@ -10,7 +10,8 @@
 // parameters read with dynamic property access, never query text. Filters and time apply before
 // the top_k cut: with filters, or in a scope of at most $scan_limit memories, every eligible memory
 // of the scope is compared exactly; otherwise the global vector index is asked for k neighbours
-// oversampled by total / scope size (capped at $max_k) and the scope's eligible ones are rescored.
+// oversampled by total / scope size (capped at $max_k; an empty scope counts as 1, so a partitioned
+// scope without memories divides by nothing) and the scope's eligible ones are rescored.
 // Fulltext pre-filters by the scope's tokens inside Lucene (boost 0, so the score is the text's);
 // $fulltext_options carries the Lucene hit limit (none when filters make hits scarce).
 //
@@ -40,7 +41,7 @@ CALL (scope_size, total, exact, partition_index) {
   RETURN m
   UNION ALL
   WITH * WHERE NOT exact
-  WITH toInteger(ceil(toFloat($top_k) * total / scope_size)) AS wanted, partition_index
+  WITH toInteger(ceil(toFloat($top_k) * total / CASE WHEN scope_size > 0 THEN scope_size ELSE 1 END)) AS wanted, partition_index
   CALL db.index.vector.queryNodes(
     coalesce(partition_index, 'memory_embedding'),
     CASE WHEN partition_index IS NOT NULL THEN 2 * $top_k WHEN wanted > $max_k THEN $max_k ELSE wanted END, $embedding)
@@ -74,7 +75,7 @@ CALL (by_vector) {
   RETURN collect({node: m, score: score}) AS by_text
 }
 WITH [m IN by_vector | {node: m, text: 0.0}]
-     + [hit IN by_text | {node: hit.node, text: hit.score / by_text[0].score}] AS candidates
+     + [hit IN by_text | {node: hit.node, text: CASE WHEN by_text[0].score > 0 THEN hit.score / by_text[0].score ELSE 0.0 END}] AS candidates
 UNWIND range(0, size(candidates) - 1) AS i
 WITH candidates[i].node AS m, min(i) AS first, max(candidates[i].text) AS fulltext
 WITH m, first, fulltext, coalesce(2 * vector.similarity.cosine(m.embedding, $embedding) - 1, 0.0) AS vector

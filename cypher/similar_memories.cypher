@@ -36,7 +36,7 @@ CALL (embedding, scope_size, total, scanned, partition_index) {
     RETURN row.node AS m, row.embedding AS stored
     UNION ALL
     WITH * WHERE scope_size > $scan_limit
-    WITH embedding, toInteger(ceil(toFloat($top_k) * total / scope_size)) AS wanted, partition_index
+    WITH embedding, toInteger(ceil(toFloat($top_k) * total / CASE WHEN scope_size > 0 THEN scope_size ELSE 1 END)) AS wanted, partition_index
     CALL db.index.vector.queryNodes(
       coalesce(partition_index, 'memory_embedding'),
       CASE WHEN partition_index IS NOT NULL THEN 2 * $top_k WHEN wanted > $max_k THEN $max_k ELSE wanted END, embedding)

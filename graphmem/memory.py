@@ -64,8 +64,11 @@ class Memory:
         store: GraphStore | None = None,
     ) -> None:
         self.config = config if isinstance(config, MemoryConfig) else MemoryConfig.load(config)
-        graph_llm_config = self.config.graph_store.llm or self.config.llm
-        self.llm = llm or build_llm(graph_llm_config)
+        self.llm = llm or build_llm(self.config.llm)
+        # mem0's graph_store.llm drives the graph stages only (entities, relations, invalidation);
+        # facts, memory update and summaries stay on ``llm``
+        graph_llm = self.config.graph_store.llm
+        self.graph_llm = build_llm(graph_llm) if graph_llm is not None else self.llm
         self.embedder = embedder or build_embedder(self.config.embedder)
         self.store = store or build_store(self.config.graph_store, self.embedder.dims)
         self.store.setup()
@@ -75,8 +78,8 @@ class Memory:
         self._add = AddPipeline(
             store=self.store,
             embedder=self.embedder,
-            extraction=GraphExtractionStage(self.llm, self.config.graph_store.custom_prompt, self.config.graph_store.ontology),
-            invalidation=InvalidationStage(self.llm, self.config.custom_invalidation_prompt),
+            extraction=GraphExtractionStage(self.graph_llm, self.config.graph_store.custom_prompt, self.config.graph_store.ontology),
+            invalidation=InvalidationStage(self.graph_llm, self.config.custom_invalidation_prompt),
             facts=FactExtractionStage(self.llm, self.config.custom_fact_extraction_prompt),
             memory_update=MemoryUpdateStage(self.llm, self.config.custom_update_memory_prompt),
             threshold=self.config.graph_store.threshold,

@@ -103,6 +103,38 @@ def sanitize_relation_type(text: str) -> str:
     return out
 
 
+#: Unicode categories a scope id may not contain: control, format (zero-width, soft hyphen, BOM,
+#: bidi marks), surrogate. They are invisible or unstorable, so two ids that differ only by them would
+#: look alike; they are refused rather than removed, because a scope id is never rewritten.
+_REFUSED_ID_CATEGORIES = frozenset({"Cc", "Cf", "Cs"})
+
+
+def check_scope_id(arg: str, value: Any) -> str | None:
+    """A scope id exactly as given, or InvalidInputError (README: Scope).
+
+    Ids are security boundaries, so they are matched exactly: no normalisation (an NFC and an NFD
+    spelling are two scopes), no trimming, no character removed. What graphmem will not store is
+    refused: an empty id, one longer than MAX_SCOPE_ID_CHARS, surrounding whitespace, and control,
+    format or surrogate characters anywhere.
+    """
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InvalidInputError(f"{arg} must be a string, got {type(value).__name__}")
+    if not value:
+        raise InvalidInputError(f"{arg} is empty")
+    if len(value) > MAX_SCOPE_ID_CHARS:
+        raise InvalidInputError(f"{arg} is longer than {MAX_SCOPE_ID_CHARS} characters")
+    if value != value.strip():
+        raise InvalidInputError(f"{arg} {value!r} has surrounding whitespace; ids are used exactly as given")
+    for ch in value:
+        if unicodedata.category(ch) in _REFUSED_ID_CATEGORIES:
+            raise InvalidInputError(
+                f"{arg} {value!r} contains the invisible or control character U+{ord(ch):04X}; ids are used exactly as given"
+            )
+    return value
+
+
 @dataclass(frozen=True)
 class Scope:
     """Who a memory belongs to: the combination of user, agent and run ids (at least one is set)."""
@@ -113,19 +145,11 @@ class Scope:
 
     @classmethod
     def of(cls, user_id: Any = None, agent_id: Any = None, run_id: Any = None) -> Scope:
-        values: dict[str, str | None] = {}
-        for arg, value in (("user_id", user_id), ("agent_id", agent_id), ("run_id", run_id)):
-            if value is None:
-                values[arg] = None
-                continue
-            if not isinstance(value, str):
-                raise InvalidInputError(f"{arg} must be a string, got {type(value).__name__}")
-            value = clean_text(value)
-            if not value:
-                raise InvalidInputError(f"{arg} is empty")
-            if len(value) > MAX_SCOPE_ID_CHARS:
-                raise InvalidInputError(f"{arg} is longer than {MAX_SCOPE_ID_CHARS} characters")
-            values[arg] = value
+        values: dict[str, str | None] = {
+            "user_id": check_scope_id("user_id", user_id),
+            "agent_id": check_scope_id("agent_id", agent_id),
+            "run_id": check_scope_id("run_id", run_id),
+        }
         if not any(values.values()):
             raise MissingScopeError("one of user_id, agent_id or run_id is required")
         return cls(**values)
