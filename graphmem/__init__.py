@@ -8,6 +8,7 @@ importing never pulls in the openai SDK or the Neo4j driver (they load when a Me
 from typing import TYPE_CHECKING, Any
 
 from graphmem.errors import (
+    ClosedError,
     ConfigError,
     EmbeddingError,
     GraphMemError,
@@ -58,6 +59,7 @@ __all__ = [
     "BM25_ONLY",
     "HYBRID",
     "VECTOR_ONLY",
+    "ClosedError",
     "ConfigError",
     "EmbeddingError",
     "GraphMemError",

@@ -9,6 +9,7 @@
     │   ├── LLMUnavailableError    transport failure or retries exhausted (429, 5xx, timeouts)
     │   └── LLMResponseError       the answer could not be used (no tool call, invalid arguments)
     ├── EmbeddingError         the embedder failed
+    ├── ClosedError            a Memory used after close()
     └── StoreError             the graph store failed
         └── StoreUnavailableError  the database cannot be reached (message names the URL)
             └── LauncherError      the local Neo4j launcher could not build, start or stop Neo4j
@@ -59,6 +60,10 @@ class EmbeddingError(GraphMemError):
     """The embedder failed."""
 
 
+class ClosedError(GraphMemError):
+    """A Memory (or a part of it) was used after ``close()``."""
+
+
 class StoreError(GraphMemError):
     """The graph store failed."""
 
@@ -72,6 +77,7 @@ class LauncherError(StoreUnavailableError):
 
 
 __all__ = [
+    "ClosedError",
     "ConfigError",
     "EmbeddingError",
     "GraphMemError",

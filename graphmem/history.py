@@ -5,19 +5,26 @@ committed after it. A crash between the two leaves staged rows; on open they are
 the store, which is authoritative: rows whose change is visible in the store are committed, the
 rest are dropped. So the log never shows a change the store does not have, and a change the store
 has is never missing from the log for longer than until the next start.
+
+The log is an audit trail, not the record: once the store write has happened, the add has happened.
+So the commit after the write never raises: if it fails (the database locked by another process past
+the bounded wait), the add's rows stay staged, are committed again on the next use of the log and at
+the latest by the repair at the next start. Every other failure is a StoreError naming the file.
 """
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from graphmem.errors import StoreError
+from graphmem.errors import ConfigError, StoreError
 from graphmem.results import MemoryEvent
 from graphmem.types import MemoryItem, Scope, iso, new_id, utcnow
 
@@ -56,6 +63,11 @@ def _scope_where(scope: Scope) -> tuple[str, list[str]]:
     return " AND ".join(p for p, _ in parts), [v for _, v in parts]
 
 
+log = logging.getLogger(__name__)
+
+#: Seconds a write waits for another process's lock on the history database before it fails.
+LOCK_TIMEOUT = 5.0
+
 COLUMNS = ("id", "memory_id", "old_memory", "new_memory", "event", "created_at", "updated_at", "is_deleted", "actor_id", "role", "user_id", "agent_id", "run_id")
 
 
@@ -71,20 +83,45 @@ class HistoryEvent:
 
 
 class History:
-    def __init__(self, path: Path | str) -> None:
+    def __init__(self, path: Path | str, lock_timeout: float | None = None) -> None:
         self.path = Path(path).expanduser() if str(path) != ":memory:" else path
+        self.lock_timeout = LOCK_TIMEOUT if lock_timeout is None else lock_timeout
+        self._uncommitted: list[str] = []  # add ids written to the store whose commit here failed
+        self._pending_lock = threading.Lock()
         try:
             if isinstance(self.path, Path):
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
+            self._db = sqlite3.connect(str(self.path), timeout=self.lock_timeout, check_same_thread=False, isolation_level=None)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA secure_delete=ON")  # erased rows are overwritten, not left in free pages
             self._db.executescript(_SCHEMA)
             if "expires_at" not in {row[1] for row in self._db.execute("PRAGMA table_info(history)")}:
                 self._db.execute("ALTER TABLE history ADD COLUMN expires_at TEXT")  # databases from before retention
-        except sqlite3.Error as exc:
-            raise StoreError(f"cannot open the history database {self.path}: {exc}") from exc
+            self._db.execute("BEGIN IMMEDIATE")  # proves the file is writable now, not at the first add
+            self._db.execute("ROLLBACK")
+        except sqlite3.OperationalError as exc:
+            if _is_locked(exc):
+                raise StoreError(self._locked_message()) from exc
+            raise ConfigError(f"history_db_path {self.path} cannot be opened for writing: {exc}") from exc
+        except (sqlite3.Error, OSError) as exc:
+            raise ConfigError(f"history_db_path {self.path} cannot be opened for writing: {exc}") from exc
         self._lock = threading.Lock()
+
+    def _locked_message(self) -> str:
+        return f"the history database {self.path} is locked by another process (waited {self.lock_timeout:g} s)"
+
+    @contextmanager
+    def _using(self) -> Iterator[sqlite3.Connection]:
+        """The connection under the lock, with SQLite's errors as StoreErrors."""
+        with self._lock:
+            try:
+                yield self._db
+            except sqlite3.OperationalError as exc:
+                if _is_locked(exc):
+                    raise StoreError(self._locked_message()) from exc
+                raise StoreError(f"the history database {self.path} failed: {exc}") from exc
+            except sqlite3.Error as exc:
+                raise StoreError(f"the history database {self.path} failed: {exc}") from exc
 
     def stage(self, add_id: str, scope: Scope, events: list[HistoryEvent]) -> None:
         now = iso(utcnow())
@@ -93,39 +130,65 @@ class History:
              scope.user_id, scope.agent_id, scope.run_id, add_id, e.expires_at)
             for e in events
         ]
-        with self._lock, self._db:
-            self._db.execute("BEGIN")
-            self._db.executemany(
-                f"INSERT INTO history ({', '.join(COLUMNS)}, add_id, expires_at, committed) "
-                f"VALUES ({', '.join('?' * (len(COLUMNS) + 2))}, 0)",
-                rows,
-            )
-            self._db.execute("COMMIT")
+        self._retry_commits()
+        with self._using() as db:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                db.executemany(
+                    f"INSERT INTO history ({', '.join(COLUMNS)}, add_id, expires_at, committed) "
+                    f"VALUES ({', '.join('?' * (len(COLUMNS) + 2))}, 0)",
+                    rows,
+                )
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
 
     def commit(self, add_id: str) -> None:
-        with self._lock:
-            self._db.execute("UPDATE history SET committed = 1 WHERE add_id = ?", (add_id,))
+        """Mark an add's staged rows as done. Never raises: the store already holds the change."""
+        with self._pending_lock:
+            self._uncommitted.append(add_id)
+        self._retry_commits()
+
+    def _retry_commits(self) -> None:
+        with self._pending_lock:
+            waiting = list(self._uncommitted)
+        for add_id in waiting:
+            try:
+                with self._using() as db:
+                    db.execute("UPDATE history SET committed = 1 WHERE add_id = ?", (add_id,))
+            except StoreError as exc:
+                log.warning("history rows of add %s stay staged for now (retried on next use, repaired at start-up): %s", add_id, exc)
+                return
+            with self._pending_lock:
+                if add_id in self._uncommitted:
+                    self._uncommitted.remove(add_id)
 
     def discard(self, add_id: str) -> None:
-        with self._lock:
-            self._db.execute("DELETE FROM history WHERE add_id = ? AND committed = 0", (add_id,))
+        """Drop an add's staged rows after a failed store write; best effort (repair drops them too)."""
+        try:
+            with self._using() as db:
+                db.execute("DELETE FROM history WHERE add_id = ? AND committed = 0", (add_id,))
+        except StoreError as exc:
+            log.warning("history rows of failed add %s stay staged until the next start's repair: %s", add_id, exc)
 
     def repair(self, lookup: Callable[[str], MemoryItem | None]) -> int:
         """Resolve rows left staged by a crash against the store; returns how many were kept."""
-        with self._lock:
-            pending = self._db.execute("SELECT seq, memory_id, event, new_memory FROM history WHERE committed = 0").fetchall()
+        with self._using() as db:
+            pending = db.execute("SELECT seq, memory_id, event, new_memory FROM history WHERE committed = 0").fetchall()
         kept = 0
         for seq, memory_id, event, new_memory in pending:
             item = lookup(memory_id)
-            visible = item is not None and (
-                (event == "DELETE" and item.deleted_at is not None) or (event != "DELETE" and item.text == new_memory)
-            )
-            with self._lock:
+            if event == "DELETE":  # soft (deleted_at set by an add) or for good (delete by id)
+                visible = item is None or item.deleted_at is not None
+            else:
+                visible = item is not None and item.text == new_memory
+            with self._using() as db:
                 if visible:
-                    self._db.execute("UPDATE history SET committed = 1 WHERE seq = ?", (seq,))
+                    db.execute("UPDATE history SET committed = 1 WHERE seq = ?", (seq,))
                     kept += 1
                 else:
-                    self._db.execute("DELETE FROM history WHERE seq = ?", (seq,))
+                    db.execute("DELETE FROM history WHERE seq = ?", (seq,))
         return kept
 
     def record(self, scope: Scope, events: list[HistoryEvent]) -> None:
@@ -135,8 +198,9 @@ class History:
         self.commit(add_id)
 
     def history(self, memory_id: str) -> list[dict[str, Any]]:
-        with self._lock:
-            rows = self._db.execute(
+        self._retry_commits()
+        with self._using() as db:
+            rows = db.execute(
                 f"SELECT {', '.join(COLUMNS)} FROM history WHERE memory_id = ? AND committed = 1 AND NOT EXISTS "
                 "(SELECT 1 FROM history AS e WHERE e.memory_id = history.memory_id AND e.expires_at <= ?) ORDER BY seq",
                 (memory_id, sortable_time(utcnow())),
@@ -147,12 +211,12 @@ class History:
 
     def erase_memories(self, memory_ids: list[str], event: str) -> int:
         """Remove every row of these memories; one audit row ``event`` without ids or text."""
-        with self._lock:
+        with self._using() as db:
             removed = 0
             for start in range(0, len(memory_ids), 500):
                 chunk = memory_ids[start : start + 500]
                 marks = ", ".join("?" * len(chunk))
-                removed += self._db.execute(f"DELETE FROM history WHERE memory_id IN ({marks})", chunk).rowcount
+                removed += db.execute(f"DELETE FROM history WHERE memory_id IN ({marks})", chunk).rowcount
         self.audit(event)
         return removed
 
@@ -161,34 +225,42 @@ class History:
         from graphmem.stores.lifecycle import matches
 
         where, args = _scope_where(scope)
-        with self._lock:
-            rows = self._db.execute(f"SELECT seq, old_memory, new_memory FROM history WHERE {where}", args).fetchall()
+        with self._using() as db:
+            rows = db.execute(f"SELECT seq, old_memory, new_memory FROM history WHERE {where}", args).fetchall()
             gone = [(seq,) for seq, old, new in rows if matches(pattern, old) or matches(pattern, new)]
-            self._db.executemany("DELETE FROM history WHERE seq = ?", gone)
+            db.executemany("DELETE FROM history WHERE seq = ?", gone)
         self.audit(event)
         return len(gone)
 
     def erase_scope(self, scope: Scope, event: str) -> int:
         where, args = _scope_where(scope)
-        with self._lock:
-            removed = self._db.execute(f"DELETE FROM history WHERE {where}", args).rowcount
+        with self._using() as db:
+            removed = db.execute(f"DELETE FROM history WHERE {where}", args).rowcount
         self.audit(event)
         return removed
 
     def audit(self, event: str) -> None:
         """Record that an erasure happened (not what), then drop the WAL so no old page survives."""
-        with self._lock:
+        with self._using() as db:
             now = iso(utcnow())
-            self._db.execute(
+            db.execute(
                 "INSERT INTO history (id, memory_id, event, created_at, updated_at, is_deleted, committed) VALUES (?, '', ?, ?, ?, 1, 1)",
                 (new_id(), event, now, now),
             )
-            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def reset(self) -> None:
-        with self._lock:
-            self._db.execute("DELETE FROM history")
+        with self._using() as db:
+            db.execute("DELETE FROM history")
+        with self._pending_lock:
+            self._uncommitted.clear()
 
     def close(self) -> None:
+        self._retry_commits()  # what still fails is committed by the next start's repair
         with self._lock:
             self._db.close()
+
+
+def _is_locked(exc: sqlite3.OperationalError) -> bool:
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 import logging
+import math
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import date, datetime
 from typing import Any, Literal, overload
 
 from graphmem.config import MemoryConfig
 from graphmem.context import Summarizer
 from graphmem.embeddings import Embedder
-from graphmem.errors import InvalidInputError, NotFoundError
+from graphmem.errors import ClosedError, InvalidInputError, NotFoundError
 from graphmem.factory import build_embedder, build_llm, build_store
 from graphmem.history import History, HistoryEvent, sortable_time
 from graphmem.llm import LLM
@@ -144,6 +147,8 @@ class Memory:
         result: Result = {"results": outcome.results(), "relations": outcome.relations()}
         if self.config.graph_store.ontology is not None:
             result["off_ontology"] = outcome.off_ontology  # what the model returned outside the ontology, dropped
+        if outcome.dropped_counts():
+            result["dropped"] = outcome.dropped_counts()
         return result
 
     def _add_verbatim(
@@ -191,15 +196,24 @@ class Memory:
         ]
         if write.messages and self.config.context.max_messages == 0:
             write.messages = []
-        if events:
-            self.history_log.stage(write.add_id, write.scope, events)
-        try:
+        with self._audited(write.add_id, write.scope, events):
             self.store.write(write)
+
+    @contextmanager
+    def _audited(self, change_id: str, scope: Scope, events: list[HistoryEvent]) -> Iterator[None]:
+        """Every change to memories: history rows staged first (a locked log fails here, before
+        anything is written), the store change, then the rows committed. The commit never raises:
+        the store is the record, so a change it holds is never reported as failed (history.py)."""
+        if events:
+            self.history_log.stage(change_id, scope, events)
+        try:
+            yield
         except BaseException:
-            self.history_log.discard(write.add_id)
+            if events:
+                self.history_log.discard(change_id)
             raise
         if events:
-            self.history_log.commit(write.add_id)
+            self.history_log.commit(change_id)
 
     # -- reading --------------------------------------------------------------------------------
 
@@ -232,11 +246,14 @@ class Memory:
         if not isinstance(query, str):
             raise InvalidInputError(f"query must be a string, got {type(query).__name__}")
         _check_limit(limit)
-        query = query.strip()
+        threshold = _check_threshold(threshold)
+        query = _check_text("query", query).strip()
         if not query:
             return {"results": [], "relations": []}
         if filters is not None and not isinstance(filters, dict):
             raise InvalidInputError("filters must be a dict of metadata key -> value")
+        if filters is not None:
+            _check_text("filters", json.dumps(filters, ensure_ascii=False, default=str))
         chosen = get_preset(preset)
         when = parse_time(as_of, field_name="as_of")
         known = parse_time(known_at, field_name="known_at")
@@ -279,6 +296,7 @@ class Memory:
         scope = Scope.of(user_id, agent_id, run_id)
         if not isinstance(entity, str) or not entity.strip():
             raise InvalidInputError("entity must be a non-empty string")
+        _check_text("entity", entity)
         key = canonical_name(entity)
         if key in SELF_WORDS:
             key = canonical_name(scope.self_name)
@@ -294,7 +312,7 @@ class Memory:
         item = self._memory(memory_id)
         if not isinstance(data, str) or not data.strip():
             raise InvalidInputError("update needs non-empty text")
-        text = data.strip()
+        text = _check_text("data", data).strip()
         scope = Scope.of(item.user_id, item.agent_id, item.run_id)
         outcome = AddOutcome(add_id=new_id(), previous={item.id: item.text})
         outcome.write = GraphWrite(add_id=outcome.add_id, scope=scope, at=utcnow())
@@ -305,16 +323,16 @@ class Memory:
     def delete(self, memory_id: str) -> Result:
         """Remove a memory for good; the history keeps a DELETE event."""
         item = self._memory(memory_id)
-        self.store.delete_memory(item.id)
         scope = Scope.of(item.user_id, item.agent_id, item.run_id)
-        self.history_log.record(scope, [HistoryEvent(item.id, "DELETE", item.text, None, item.role)])
+        with self._audited(new_id(), scope, [HistoryEvent(item.id, "DELETE", item.text, None, item.role)]):
+            self.store.delete_memory(item.id)
         return {"message": "Memory deleted successfully!", "id": item.id}
 
     def history(self, memory_id: str) -> list[dict[str, Any]]:
         """Every change of a memory, oldest first (mem0's columns)."""
         if not isinstance(memory_id, str):
             raise InvalidInputError("memory_id must be a string")
-        return self.history_log.history(memory_id)
+        return self.history_log.history(_check_text("memory_id", memory_id))
 
     @overload
     def _memory(self, memory_id: Any) -> MemoryItem: ...
@@ -324,7 +342,7 @@ class Memory:
     def _memory(self, memory_id: Any, must_exist: bool = True) -> MemoryItem | None:
         if not isinstance(memory_id, str) or not memory_id.strip():
             raise InvalidInputError("memory_id must be a non-empty string")
-        item = self.store.get_memory(memory_id.strip())
+        item = self.store.get_memory(_check_text("memory_id", memory_id).strip())
         if item is None or item.deleted_at is not None:
             if must_exist:
                 raise NotFoundError(f"no memory with id {memory_id!r}")
@@ -372,17 +390,33 @@ class Memory:
         self.history_log.reset()
 
     def close(self) -> None:
-        """Finish pending background summaries, then release the store and the history log."""
+        """Finish pending background summaries, then release the store and the history log.
+        Closing twice is harmless; any other method of a closed Memory raises ClosedError."""
+        if self.__dict__.get("_closed"):
+            return
+        self._closed = True
         self._summarizer.close()
         self._add.close()
         self.store.close()
         self.history_log.close()
+        # every public method, whoever added it, now fails clearly instead of deep in a driver
+        for name in dir(type(self)):
+            if not name.startswith("_") and name != "close" and callable(getattr(type(self), name)):
+                setattr(self, name, _closed_method(name))
 
     def __enter__(self) -> Memory:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _closed_method(name: str) -> Callable[..., Any]:
+    def closed(*args: Any, **kwargs: Any) -> Any:
+        raise ClosedError(f"Memory.{name}() called after close(); create a new Memory")
+
+    closed.__name__ = name
+    return closed
 
 
 def _reference_time(timestamp: Any) -> datetime:
@@ -403,11 +437,39 @@ def _checked_metadata(metadata: Any) -> dict[str, Any]:
     if not isinstance(metadata, dict) or not all(isinstance(k, str) for k in metadata):
         raise InvalidInputError("metadata must be a dict with string keys")
     try:
-        return json.loads(json.dumps(metadata, allow_nan=False))
+        text = json.dumps(metadata, allow_nan=False, ensure_ascii=False)
+        text.encode("utf-8")  # a lone surrogate cannot be stored as text by either store
+        return json.loads(text)
+    except UnicodeEncodeError as exc:
+        raise InvalidInputError("metadata holds a lone surrogate character (not valid Unicode text)") from exc
     except (TypeError, ValueError) as exc:
         raise InvalidInputError(f"metadata is not JSON-serialisable: {exc}") from exc
+
+
+def _check_text(name: str, value: str) -> str:
+    """Text that will be stored or sent to a store must be valid Unicode (no lone surrogate)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidInputError(f"{name} holds a lone surrogate character (not valid Unicode text)") from exc
+    return value
+
+
+#: Largest ``limit`` search and get_all accept (README: Input rules): a bound keeps the store's
+#: candidate counts (limit × oversampling) far inside 64-bit integers.
+MAX_LIMIT = 10_000
 
 
 def _check_limit(limit: Any) -> None:
     if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
         raise InvalidInputError(f"limit must be a positive integer, got {limit!r}")
+    if limit > MAX_LIMIT:
+        raise InvalidInputError(f"limit must be at most {MAX_LIMIT}, got {limit}")
+
+
+def _check_threshold(threshold: Any) -> float | None:
+    if threshold is None:
+        return None
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not math.isfinite(threshold):
+        raise InvalidInputError(f"threshold must be a number (a cosine, -1..1) or None, got {threshold!r}")
+    return float(threshold)

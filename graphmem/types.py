@@ -63,6 +63,15 @@ def parse_time(value: datetime | str | None, *, field_name: str = "timestamp") -
             raise InvalidInputError(f"{field_name} is not ISO-8601: {value!r}") from exc
     else:
         raise InvalidInputError(f"{field_name} must be a datetime or an ISO-8601 string, got {type(value).__name__}")
+    try:
+        return to_utc(dt)
+    except OverflowError as exc:
+        raise InvalidInputError(f"{field_name} {value!r} is outside the years 1-9999 once taken to UTC") from exc
+
+
+def to_utc(dt: datetime) -> datetime:
+    """Aware UTC; naive values are taken as UTC. OverflowError when UTC leaves years 1-9999
+    (``0001-01-01T00:00:00+01:00`` is still year 0 in UTC)."""
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=timezone.utc)
     return dt.astimezone(timezone.utc)

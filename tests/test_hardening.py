@@ -143,3 +143,274 @@ def test_search_on_an_empty_partitioned_scope_finds_nothing(neo4j_uri, uid):
         finally:
             memory.delete_all(user_id=uid)
             memory.close()
+
+
+# --- 5 and 8. one model answer is capped; malformed and excess items are counted and logged ---------
+
+
+@pytest.fixture
+def embedded_memory(server, tmp_path):
+    from graphmem.stores.embedded import EmbeddedStore
+
+    store = EmbeddedStore(path=tmp_path / "graph", embedding_dims=TEST_DIMS)
+    m = make_memory(server, store, TEST_DIMS, history_db_path=str(tmp_path / "history.db"))
+    yield m
+    m.close()
+
+
+def test_malformed_model_items_are_counted_logged_and_returned(memory, server, uid, caplog):
+    script(server, {
+        "extract_entities": {"entities": [{"entity": "Kim", "entity_type": "person"}, {"entity": 5}, {"type": "x"}, "junk"]},
+        "establish_relationships": {"relations": [
+            {"source": "I", "relationship": "knows", "destination": "Kim"},
+            {"source": "I", "relationship": "knows", "destination": "Ghost"},  # not extracted
+            {"source": "Kim", "relationship": "likes"},  # missing field
+            {"source": "I", "relationship": "is", "destination": "me"},  # self loop
+        ]},
+    })
+    server.enqueue("extract_facts", {"facts": ["Knows Kim", 7, ""]})
+    with caplog.at_level("WARNING", logger="graphmem"):
+        result = memory.add("I know Kim", user_id=uid)
+    assert result["dropped"] == {"entities": 3, "facts": 2, "relations": 3}
+    assert any("dropped" in r.getMessage() and "relations" in r.getMessage() for r in caplog.records)
+    assert len(result["relations"]) == 1 and [r["memory"] for r in result["results"]] == ["Knows Kim"]
+
+
+def test_a_clean_answer_reports_nothing_dropped(memory, server, uid):
+    script(server, graph([("Kim", "person")], [("I", "knows", "Kim")]))
+    assert "dropped" not in memory.add("I know Kim", user_id=uid)
+
+
+def test_one_huge_answer_is_capped_and_the_excess_counted(embedded_memory, server, uid):
+    from graphmem.stages.facts import MAX_FACTS_PER_ADD
+    from graphmem.stages.graph_extraction import MAX_ENTITIES_PER_ADD, MAX_RELATIONS_PER_ADD
+
+    entities = [{"entity": f"e{i}", "entity_type": "thing"} for i in range(MAX_ENTITIES_PER_ADD + 100)]
+    relations = [{"source": "I", "relationship": f"r{j}", "destination": f"e{j % 150}"} for j in range(10_000)]
+    relations += relations[:50]  # repeats are merged, not counted
+    facts = [f"fact number {i}" for i in range(MAX_FACTS_PER_ADD + 50)]
+    server.enqueue("extract_entities", {"entities": entities})
+    server.enqueue("establish_relationships", {"relations": relations})
+    server.enqueue("extract_facts", {"facts": facts + facts[:10]})
+    result = embedded_memory.add("a very long story", user_id=uid)
+    # the user's own node counts among the entities
+    assert result["dropped"] == {"entities": 101, "facts": 50, "relations": 10_000 - MAX_RELATIONS_PER_ADD}
+    assert len(result["relations"]) == MAX_RELATIONS_PER_ADD
+    assert len(result["results"]) == MAX_FACTS_PER_ADD
+    stored = embedded_memory.store.entities(Scope.of(user_id=uid))
+    assert len(stored) == MAX_ENTITIES_PER_ADD
+
+
+# --- 6. the history log never decides an add's outcome; delete follows the same protocol ----------
+
+
+@pytest.fixture
+def audited(server, store, tmp_path, monkeypatch):
+    """A Memory whose history waits at most 0.2 s for a lock, and a second connection to lock it."""
+    import sqlite3
+
+    from graphmem import history
+
+    monkeypatch.setattr(history, "LOCK_TIMEOUT", 0.2)
+    path = tmp_path / "history.db"
+    m = make_memory(server, store, TEST_DIMS, history_db_path=str(path))
+    other = sqlite3.connect(str(path), isolation_level=None)
+    yield m, other
+    if other.in_transaction:
+        other.execute("ROLLBACK")
+    other.close()
+    m.close()
+
+
+def _lock_right_after(memory, method, other, monkeypatch):
+    """The store change happens for real; right after it another process locks the history."""
+    real = getattr(memory.store, method)
+
+    def then_lock(*args):
+        result = real(*args)
+        other.execute("BEGIN IMMEDIATE")
+        return result
+
+    monkeypatch.setattr(memory.store, method, then_lock)
+
+
+def test_a_locked_history_after_the_write_does_not_fail_the_add(audited, uid, monkeypatch):
+    memory, other = audited
+    _lock_right_after(memory, "write", other, monkeypatch)
+    result = memory.add("I like tea", user_id=uid, infer=False)
+    (added,) = result["results"]
+    assert [m["memory"] for m in memory.get_all(user_id=uid)["results"]] == ["I like tea"]
+    other.execute("ROLLBACK")
+    assert [h["event"] for h in memory.history(added["id"])] == ["ADD"]  # committed on the next use
+
+
+def test_delete_stages_first_so_a_locked_history_deletes_nothing(audited, uid):
+    from graphmem import StoreError
+
+    memory, other = audited
+    (added,) = memory.add("I like tea", user_id=uid, infer=False)["results"]
+    other.execute("BEGIN IMMEDIATE")
+    with pytest.raises(StoreError, match="locked"):
+        memory.delete(added["id"])
+    with pytest.raises(StoreError, match="locked"):
+        memory.add("I like coffee", user_id=uid, infer=False)
+    other.execute("ROLLBACK")
+    assert [m["memory"] for m in memory.get_all(user_id=uid)["results"]] == ["I like tea"]
+    assert [h["event"] for h in memory.history(added["id"])] == ["ADD"]
+
+
+def test_a_locked_history_after_a_delete_does_not_fail_it(audited, uid, monkeypatch):
+    memory, other = audited
+    (added,) = memory.add("I like tea", user_id=uid, infer=False)["results"]
+    _lock_right_after(memory, "delete_memory", other, monkeypatch)
+    memory.delete(added["id"])
+    assert memory.get(added["id"]) is None
+    other.execute("ROLLBACK")
+    assert [h["event"] for h in memory.history(added["id"])] == ["ADD", "DELETE"]
+
+
+def test_repair_keeps_a_staged_delete_the_store_carried_out(tmp_path):
+    from graphmem.history import History, HistoryEvent
+
+    log = History(tmp_path / "h.db")
+    scope = Scope.of(user_id="u")
+    log.stage("a1", scope, [HistoryEvent("m1", "DELETE", "old", None)])  # deleted for good: gone
+    log.stage("a2", scope, [HistoryEvent("m2", "DELETE", "old", None)])  # the delete never happened
+    from graphmem.types import MemoryItem
+
+    alive = MemoryItem(id="m2", text="old", hash="h")
+    assert log.repair(lambda memory_id: alive if memory_id == "m2" else None) == 1
+    assert [h["event"] for h in log.history("m1")] == ["DELETE"] and log.history("m2") == []
+    log.close()
+
+
+# --- 7. errors that used to escape -----------------------------------------------------------------
+
+EDGE_DATES = ["0001-01-01T00:00:00+01:00", "9999-12-31T23:59:59-01:00"]
+
+
+@pytest.mark.parametrize("when", EDGE_DATES)
+def test_dates_at_the_edge_of_the_range_are_clear_errors(memory, server, uid, when):
+    with pytest.raises(InvalidInputError, match="timestamp"):
+        memory.add("hi", user_id=uid, timestamp=when)
+    with pytest.raises(InvalidInputError, match="as_of"):
+        memory.search("hi", user_id=uid, as_of=when)
+    with pytest.raises(InvalidInputError, match="known_at"):
+        memory.search("hi", user_id=uid, known_at=when)
+    assert server.calls() == 0
+
+
+def test_the_extreme_valid_dates_work_end_to_end(memory, server, uid):
+    script(server, graph([("Rome", "place")], [("I", "visited", "Rome")]))
+    memory.add("I visited Rome", user_id=uid, timestamp="0001-01-01T00:00:00Z")
+    for when in ("0001-01-01T00:00:00Z", "9999-12-31T23:59:59Z"):
+        found = memory.search("Rome", user_id=uid, as_of=when, known_at=when)
+        assert isinstance(found["relations"], list)
+
+
+def test_model_dates_at_the_edge_are_unknown_not_a_crash(memory, server, uid):
+    script(server, graph([("Rome", "place")], [("I", "visited", "Rome", EDGE_DATES[0], EDGE_DATES[1])]))
+    result = memory.add("I visited Rome", user_id=uid, timestamp="2024-05-01T10:00:00Z")
+    (rel,) = result["relations"]
+    assert rel["valid_at"] == "2024-05-01T10:00:00Z" and rel["invalid_at"] is None
+
+
+def test_limit_is_bounded_on_every_store(memory, uid):
+    from graphmem.memory import MAX_LIMIT
+
+    memory.add("I like tea", user_id=uid, infer=False)
+    assert memory.search("tea", user_id=uid, limit=MAX_LIMIT)["results"]
+    assert memory.get_all(user_id=uid, limit=MAX_LIMIT)["results"]
+    for huge in (MAX_LIMIT + 1, 2**62, 10**30):
+        with pytest.raises(InvalidInputError, match="limit"):
+            memory.search("tea", user_id=uid, limit=huge)
+        with pytest.raises(InvalidInputError, match="limit"):
+            memory.get_all(user_id=uid, limit=huge)
+
+
+def test_lone_surrogates_are_refused_alike_by_both_stores(memory, uid):
+    (added,) = memory.add("I like tea", user_id=uid, infer=False)["results"]
+    for call in (
+        lambda: memory.add("hi", user_id=uid, infer=False, metadata={"k": "bad\ud800"}),
+        lambda: memory.add("hi", user_id=uid, infer=False, metadata={"bad\udfff": 1}),
+        lambda: memory.search("tea\ud800", user_id=uid),
+        lambda: memory.search("tea", user_id=uid, filters={"k": "\ud800"}),
+        lambda: memory.update(added["id"], "coffee\ud800"),
+        lambda: memory.get("\ud800"),
+        lambda: memory.history("\ud800"),
+        lambda: memory.timeline("\ud800", user_id=uid),
+    ):
+        with pytest.raises(InvalidInputError, match="surrogate"):
+            call()
+    assert [m["memory"] for m in memory.get_all(user_id=uid)["results"]] == ["I like tea"]
+
+
+@pytest.mark.parametrize("threshold", ["0.5", True, float("nan"), [0.5]])
+def test_threshold_must_be_a_number(memory, uid, threshold):
+    with pytest.raises(InvalidInputError, match="threshold"):
+        memory.search("tea", user_id=uid, threshold=threshold)
+
+
+def test_a_closed_memory_says_so(server, store, uid):
+    from graphmem import ClosedError
+
+    memory = make_memory(server, store, TEST_DIMS)
+    memory.close()
+    memory.close()  # twice is fine
+    for call in (
+        lambda: memory.add("hi", user_id=uid),
+        lambda: memory.search("hi", user_id=uid),
+        lambda: memory.get_all(user_id=uid),
+        lambda: memory.get("x"),
+        lambda: memory.history("x"),
+        lambda: memory.delete_all(user_id=uid),
+        lambda: memory.reset(),
+    ):
+        with pytest.raises(ClosedError, match="close"):
+            call()
+
+
+@pytest.mark.parametrize("where", ["dir", "under_file"])
+def test_an_unwritable_history_path_is_a_config_error_at_start(server, tmp_path, where):
+    from graphmem import ConfigError
+
+    blocker = tmp_path / "blocker"
+    blocker.write_text("a file, not a folder")
+    path = tmp_path if where == "dir" else blocker / "history.db"
+    config = {"llm": llm_config(server), "history_db_path": str(path), "graph_store": {"provider": "embedded", "config": {"path": str(tmp_path / "g")}}}
+    with pytest.raises(ConfigError, match="history_db_path"):
+        Memory(config, embedder=HashingEmbedder(dims=TEST_DIMS))
+
+
+def test_a_history_locked_at_start_is_a_graphmem_error(server, tmp_path, monkeypatch):
+    import sqlite3
+
+    from graphmem import StoreError, history
+
+    monkeypatch.setattr(history, "LOCK_TIMEOUT", 0.2)
+    path = tmp_path / "history.db"
+    history.History(path).close()
+    other = sqlite3.connect(str(path), isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    config = {"llm": llm_config(server), "history_db_path": str(path), "graph_store": {"provider": "embedded", "config": {"path": str(tmp_path / "g")}}}
+    try:
+        with pytest.raises(StoreError, match="locked"):
+            Memory(config, embedder=HashingEmbedder(dims=TEST_DIMS))
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+
+
+def test_an_unreachable_neo4j_fails_at_once_naming_the_url(server, tmp_path, caplog):
+    import socket
+
+    from graphmem import StoreUnavailableError
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    url = f"bolt://127.0.0.1:{port}"
+    config = {"llm": llm_config(server), "history_db_path": str(tmp_path / "h.db"), "graph_store": {"provider": "neo4j", "config": {"url": url}}}
+    with caplog.at_level("INFO"), pytest.raises(StoreUnavailableError, match=url):
+        Memory(config, embedder=HashingEmbedder(dims=TEST_DIMS))
+    assert not [r for r in caplog.records if "retr" in r.getMessage().lower()], "no driver retries"

@@ -22,7 +22,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def test_public_api_is_pinned():
     assert sorted(graphmem.__all__) == sorted([
-        "AsyncMemory", "BM25_ONLY", "HYBRID", "VECTOR_ONLY", "ConfigError", "EmbeddingError", "GraphMemError", "InvalidInputError",
+        "AsyncMemory", "BM25_ONLY", "HYBRID", "VECTOR_ONLY", "ClosedError", "ConfigError", "EmbeddingError", "GraphMemError",
+        "InvalidInputError",
         "LLMError", "LLMResponseError", "LLMUnavailableError", "Memory", "MemoryConfig", "MissingScopeError",
         "NotFoundError", "SearchPreset", "StoreError", "StoreUnavailableError", "__version__",
     ])

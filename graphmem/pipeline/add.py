@@ -15,6 +15,7 @@ Nothing is written before phase 5, so a failure anywhere leaves the store untouc
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -61,9 +62,16 @@ class AddOutcome:
     names: dict[str, str] = field(default_factory=dict)  # entity id -> name
     retired: list[Relation] = field(default_factory=list)
     previous: dict[str, str] = field(default_factory=dict)  # memory id -> text before this add
-    dropped: int = 0  # unusable items from the model
+    #: unusable or over-the-limit items from the model, by kind: entities, relations, facts,
+    #: memory (update decisions), invalidations, calls (tool calls that were not valid at all),
+    #: attributes (ontology attribute values)
+    dropped: Counter[str] = field(default_factory=Counter)
     off_ontology: int = 0  # of those: what the ontology refused (types, relations, attribute values)
     conversation: Conversation = field(default_factory=Conversation)  # the log as it was before this add
+
+    def dropped_counts(self) -> dict[str, int]:
+        """The non-zero drop counts, by kind (``add``'s result carries them as ``dropped``)."""
+        return {kind: n for kind, n in sorted(self.dropped.items()) if n}
 
     def results(self) -> list[dict[str, Any]]:
         """mem0's add result: one entry per memory event."""
@@ -148,7 +156,8 @@ class AddPipeline:
         graph_job = self._pool.submit(self.extraction.run, messages, scope.self_name, reference_time, context)
         facts, dropped = self.facts.run(messages, scope.self_name, reference_time, context)
         extracted: GraphExtraction = graph_job.result()
-        outcome.dropped += dropped + extracted.dropped
+        outcome.dropped["facts"] += dropped
+        outcome.dropped.update(extracted.dropped)
         outcome.off_ontology = extracted.off_ontology
 
         keys = list(extracted.entities)
@@ -168,10 +177,11 @@ class AddPipeline:
                 self.invalidation.run, messages, existing, new_relations, names, scope.self_name, reference_time, context
             )
         decisions, dropped = self._decide_memories(facts, similar, reference_time)
-        outcome.dropped += dropped
+        outcome.dropped["memory"] += dropped
         if retire_job is not None:
             outcome.retired, dropped = retire_job.result()
-            outcome.dropped += dropped
+            outcome.dropped["invalidations"] += dropped
+        _log_dropped(outcome)
 
         write = GraphWrite(add_id=outcome.add_id, scope=scope, at=utcnow())
         _plan_graph(write, entities, new_relations, outcome.retired, reference_time)
@@ -237,6 +247,12 @@ class AddPipeline:
         mentioned = sorted({e.id for e in entities.values() if e.name.casefold() in folded})
         memory_id = decision.memory.id if decision.memory else new_id()
         return MemoryWrite(decision.event, memory_id, decision.text, vector, metadata if decision.event == "ADD" else None, "user", mentioned)
+
+
+def _log_dropped(outcome: AddOutcome) -> None:
+    counts = outcome.dropped_counts()
+    if counts:
+        log.warning("add %s: dropped unusable or over-the-limit items from the model: %s", outcome.add_id, counts)
 
 
 def log_messages(messages: list[Message], reference_time: datetime) -> list[LoggedMessage]:

@@ -11,6 +11,8 @@ from graphmem.types import clean_text, iso
 
 #: Facts longer than this are cut (documented rule: a fact is a sentence, not a document).
 MAX_FACT_CHARS = 1000
+#: Most facts one add keeps from the model (README: Input rules); the rest is dropped and counted.
+MAX_FACTS_PER_ADD = 200
 
 FACTS_TOOL = ToolSpec(
     name="extract_facts",
@@ -51,7 +53,11 @@ class FactExtractionStage:
                     dropped += 1
                     continue
                 key = text.casefold()
-                if key not in seen:  # duplicate facts within one add count once
-                    seen.add(key)
-                    facts.append(text)
+                if key in seen:  # duplicate facts within one add count once
+                    continue
+                if len(facts) >= MAX_FACTS_PER_ADD:
+                    dropped += 1
+                    continue
+                seen.add(key)
+                facts.append(text)
         return facts, dropped

@@ -8,6 +8,7 @@ request asks for the relations alone.
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -75,6 +76,11 @@ RELATIONS_TOOL = ToolSpec(
     },
 )
 
+#: Most entities / relations one add keeps from the model (README: Input rules); the rest is dropped
+#: and counted, so one runaway answer cannot stall an add or flood the graph.
+MAX_ENTITIES_PER_ADD = 200
+MAX_RELATIONS_PER_ADD = 500
+
 #: Words the model sometimes uses as an entity for the speaker; they resolve to the scope's user.
 SELF_WORDS = frozenset({"i", "me", "my", "mine", "myself", "user", "the user", "self", "speaker"})
 
@@ -123,8 +129,20 @@ class ExtractedRelation:
 class GraphExtraction:
     entities: dict[str, ExtractedEntity] = field(default_factory=dict)  # by canonical name
     relations: list[ExtractedRelation] = field(default_factory=list)
-    dropped: int = 0  # malformed or unusable items the model produced
+    #: unusable or over-the-limit items the model produced, by kind ("entities", "relations", "calls")
+    dropped: Counter[str] = field(default_factory=Counter)
     off_ontology: int = 0  # of those: types, relations or attribute values a strict ontology refused
+    _relation_keys: set[tuple[str, str, str]] = field(default_factory=set, repr=False)
+
+    def keep_relation(self, relation: ExtractedRelation) -> None:
+        """Append unless the same triple is already there (a set lookup: linear in the answer)."""
+        if relation.key in self._relation_keys:
+            return
+        if len(self.relations) >= MAX_RELATIONS_PER_ADD:
+            self.dropped["relations"] += 1
+            return
+        self._relation_keys.add(relation.key)
+        self.relations.append(relation)
 
 
 def _entity_type(text: str) -> str:
@@ -148,15 +166,16 @@ class GraphExtractionStage:
         system = self.rules.system_prompt(self.template.system_prompt(self.custom_prompt, **values), bool(self.custom_prompt))
         chat = [{"role": "system", "content": system}, {"role": "user", "content": user_prompt(messages, reference_time, context)}]
         result = self.llm.call_tools(self.name, chat, [self.entities_tool, self.relations_tool])
-        out = GraphExtraction(dropped=result.dropped)
+        out = GraphExtraction()
+        out.dropped["calls"] += result.dropped
         self_key = canonical_name(self_name)
         if self_key:  # the user's own node, typed person unless the ontology says otherwise below
             out.entities[self_key] = ExtractedEntity(self_name, self_key, self.rules.entity_type("person", "person") or "person")
         else:
-            out.dropped += 1
+            out.dropped["entities"] += 1
         for call in result.of(ENTITIES_TOOL.name):
             items, dropped = validate_items(call.get("entities"), EntityArgs)
-            out.dropped += dropped
+            out.dropped["entities"] += dropped
             for item in items:
                 self._add_entity(out, item.entity, item.entity_type, self_name, self_key, item.attributes)
         relation_calls = result.of(RELATIONS_TOOL.name)
@@ -164,7 +183,7 @@ class GraphExtractionStage:
             relation_calls = self._ask_relations(out, messages, values, reference_time, context)
         for call in relation_calls:
             rels, dropped = validate_items(call.get("relations"), RelationArgs)
-            out.dropped += dropped
+            out.dropped["relations"] += dropped
             for rel in rels:
                 self._add_relation(out, rel, self_name, self_key, derive_entities=not result.of(ENTITIES_TOOL.name))
         # The user node is kept only when something connects to it.
@@ -197,14 +216,17 @@ class GraphExtractionStage:
                 out.entities[key].entity_type = stored_type  # the user's own node takes a declared type
             stored_type = stored_type or out.entities[key].entity_type
         if not key or stored_type is None:
-            out.dropped += 1  # no name, or (strict ontology) a type outside the ontology
+            out.dropped["entities"] += 1  # no name, or (strict ontology) a type outside the ontology
             out.off_ontology += int(bool(key))
             return None
         if key not in out.entities:
+            if len(out.entities) >= MAX_ENTITIES_PER_ADD:
+                out.dropped["entities"] += 1
+                return None
             out.entities[key] = ExtractedEntity(name=shown, canonical=key, entity_type=stored_type)
         kept, dropped = self.rules.attributes(out.entities[key].entity_type, attributes)
         out.entities[key].attributes.update(kept)
-        out.dropped += dropped
+        out.dropped["attributes"] += dropped
         out.off_ontology += dropped
         return key
 
@@ -213,18 +235,17 @@ class GraphExtractionStage:
         for name in (rel.source, rel.destination):
             _, key = self._resolve(name, self_name, self_key)
             if key not in out.entities:
-                if not derive_entities or not key:
-                    out.dropped += 1  # an endpoint the model did not extract: not ours to invent
+                if not derive_entities or not key or self._add_entity(out, name, "entity", self_name, self_key) is None:
+                    out.dropped["relations"] += 1  # an endpoint the model did not extract: not ours to invent
                     return
-                self._add_entity(out, name, "entity", self_name, self_key)
             ends.append(key)
         if ends[0] == ends[1]:
-            out.dropped += 1
+            out.dropped["relations"] += 1
             return
         relationship = self.rules.relationship(sanitize_relation_type(rel.relationship))
         types = [out.entities[k].entity_type for k in ends]
         if relationship is None or not self.rules.endpoints_fit(relationship, types[0], types[1]):
-            out.dropped += 1  # strict ontology: an undeclared relation type or endpoint types it does not allow
+            out.dropped["relations"] += 1  # strict ontology: an undeclared relation type or endpoint types it does not allow
             out.off_ontology += 1
             return
         relation = ExtractedRelation(
@@ -237,5 +258,4 @@ class GraphExtractionStage:
         if relation.valid_at and relation.invalid_at and relation.invalid_at <= relation.valid_at:
             log.info("dropping invalid_at before valid_at for %s", relation.key)
             relation.invalid_at = None
-        if all(r.key != relation.key for r in out.relations):
-            out.relations.append(relation)
+        out.keep_relation(relation)

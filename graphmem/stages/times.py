@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import logging
-from datetime import datetime, timezone
+from datetime import datetime
+
+from graphmem.types import to_utc
 
 log = logging.getLogger(__name__)
 
@@ -21,10 +23,7 @@ def parse_llm_time(value: object) -> datetime | None:
     if text.endswith(("Z", "z")):
         text = text[:-1] + "+00:00"
     try:
-        dt = datetime.fromisoformat(text)
-    except ValueError:
+        return to_utc(datetime.fromisoformat(text))
+    except (ValueError, OverflowError):  # OverflowError: outside years 1-9999 once taken to UTC
         log.info("ignoring unparseable date from the model: %r", value[:50])
         return None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
-    return dt.astimezone(timezone.utc)

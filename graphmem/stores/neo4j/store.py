@@ -140,6 +140,10 @@ class Neo4jStore(GraphStore):
     # --- schema -----------------------------------------------------------------------------------
 
     def setup(self) -> None:
+        # one connection attempt first: an unreachable server fails now, naming the URL, instead of
+        # after the driver's transaction retries (max_retry_time) with their log noise
+        with translated(self.url):
+            self._driver.verify_connectivity()
         for stmt in queries.schema(self.embedding_dims):
             self._query(stmt, read=False)
         self._check_vector_indexes(self._query(queries.show_embedding_indexes(), read=True))
