@@ -56,12 +56,20 @@ from graphmem.types import (
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "tests" / "artifacts"
-HOSTILE_IDS = [
+HOSTILE_TEXTS = [
     'o\'brien "the" `boss`',
     "x\\u0022) DETACH DELETE n //",
     "Zoë 😀 中文 \u200b",
     "a&cmd=play&arg=x#frag+plus%20pct $x => y; //",
     "back\\slash\nnew line\ttab",
+]
+#: ids a scope accepts (README: Scope refuses control and format characters such as \n, \u200b)
+HOSTILE_IDS = [
+    'o\'brien "the" `boss`',
+    "x\\u0022) DETACH DELETE n //",
+    "Zoë 😀 中文 \u00a0nbsp",
+    "a&cmd=play&arg=x#frag+plus%20pct $x => y; //",
+    "back\\slash  two  spaces",
 ]
 T1 = datetime(2024, 1, 10, 9, 0, tzinfo=timezone.utc)
 T2 = datetime(2024, 3, 1, 9, 0, tzinfo=timezone.utc)
@@ -150,7 +158,7 @@ def cleanup(store, *scopes: Scope) -> None:
 # --- literals and URLs (no server) ---------------------------------------------------------------
 
 
-@pytest.mark.parametrize("text", HOSTILE_IDS + ["", "plain"])
+@pytest.mark.parametrize("text", HOSTILE_TEXTS + ["", "plain"])
 @pytest.mark.parametrize("for_url", [False, True])
 def test_cypher_string_never_gives_cypher_a_quote_or_backslash_to_misread(text, for_url):
     literal = cypher_string(text, for_url=for_url)
