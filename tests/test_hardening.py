@@ -48,15 +48,9 @@ def test_every_scoped_method_refuses_such_ids_before_any_work(memory, server, ui
     memory.add("I like tea", user_id=alice, infer=False)
     for bad in REFUSED_IDS:
         evil = bad.replace("alice", alice)
-        for call in (
-            lambda: memory.add("I like coffee", user_id=evil),
-            lambda: memory.search("tea", user_id=evil),
-            lambda: memory.get_all(user_id=evil),
-            lambda: memory.delete_all(user_id=evil),
-            lambda: memory.timeline("I", user_id=evil),
-        ):
+        for method, args in (("add", ("I like coffee",)), ("search", ("tea",)), ("get_all", ()), ("delete_all", ()), ("timeline", ("I",))):
             with pytest.raises(InvalidInputError, match="user_id"):
-                call()
+                getattr(memory, method)(*args, user_id=evil)
     assert server.calls() == 0
     assert [m["memory"] for m in memory.get_all(user_id=alice)["results"]] == ["I like tea"]
 
@@ -132,7 +126,7 @@ def test_search_on_an_empty_partitioned_scope_finds_nothing(neo4j_uri, uid):
         store.setup()
         embedder = HashingEmbedder(dims=TEST_DIMS)
         names = [f"thing {i}" for i in range(5)]
-        entities = [EntityWrite(new_id(), n, canonical_name(n), "thing", v, True) for n, v in zip(names, embedder.embed(names))]
+        entities = [EntityWrite(new_id(), n, canonical_name(n), "thing", v, True) for n, v in zip(names, embedder.embed(names), strict=True)]
         store.write(GraphWrite(new_id(), scope, utcnow(), entities=entities))  # partitioned, no memory
         memory = Memory({"llm": {"provider": "openai_compatible", "config": {"base_url": "http://127.0.0.1:9", "model": "x"}}}, store=store, embedder=embedder)
         try:
