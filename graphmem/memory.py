@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 import math
@@ -401,7 +402,8 @@ class Memory:
         self.history_log.close()
         # every public method, whoever added it, now fails clearly instead of deep in a driver
         for name in dir(type(self)):
-            if not name.startswith("_") and name != "close" and callable(getattr(type(self), name)):
+            method = inspect.getattr_static(type(self), name)
+            if not name.startswith("_") and name != "close" and inspect.isfunction(method):
                 setattr(self, name, _closed_method(name))
 
     def __enter__(self) -> Memory:
