@@ -46,6 +46,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--pagecache", default="6g")
     p.add_argument("--extrapolate-to", type=int, default=1_000_000,
                    help="also time the vector index at the k graphmem would use with this many entities")
+    p.add_argument("--no-mem0", action="store_true", help="do not load or time the Mem0 pattern (graphmem only)")
     p.add_argument("--out", default=None)
     return p.parse_args(argv)
 
@@ -73,7 +74,8 @@ def run_neo4j(args: argparse.Namespace, spec: Spec) -> dict[str, Any]:
         if not loaded["reused"]:
             print(f"loading {spec.entity_count():,} entities for {len(users):,} users into {url}", file=sys.stderr)
             loaded["graphmem_seconds"] = round(ops.load_graphmem(store, spec, users, ops.has_memories(store)), 1)
-            loaded["mem0_seconds"] = round(ops.load_mem0(raw, spec, users), 1)
+            if not args.no_mem0:
+                loaded["mem0_seconds"] = round(ops.load_mem0(raw, spec, users), 1)
             raw.execute_query("CALL db.awaitIndexes(3600)")
             ops.spec_marker(raw, spec, write=True)
         loaded["partitioned"] = partition_large_scopes(store, spec)
@@ -85,8 +87,10 @@ def run_neo4j(args: argparse.Namespace, spec: Spec) -> dict[str, Any]:
         results: dict[str, Any] = {"url": url, "server": common.neo4j_server_version(url), "data": loaded, "classes": {}}
         for cls, qs in ops.workload(spec, spec.users, args.queries + args.warmup, args.entities_per_query).items():
             print(f"timing {cls} users ({len(qs)} queries, {args.warmup} of them warm-up)", file=sys.stderr)
-            results["classes"][cls] = {"graphmem": ops.time_graphmem(store, timer, qs, args.warmup),
-                                       "mem0": ops.time_mem0(raw, qs, args.warmup)}
+            results["classes"][cls] = {"graphmem": ops.time_graphmem(store, timer, qs, args.warmup)}
+            results["classes"][cls]["graphmem"]["memory_search"] = ops.time_memory_search(store, timer, qs, args.warmup)
+            if not args.no_mem0:
+                results["classes"][cls]["mem0"] = ops.time_mem0(raw, qs, args.warmup)
         if "heavy" in results["classes"] and args.extrapolate_to > loaded["entities"]:
             results["extrapolation"] = extrapolate(args, spec, raw, store, loaded["entities"])
         return results
@@ -147,10 +151,15 @@ def print_tables(results: dict[str, Any]) -> None:
         rows = []
         for cls, res in neo["classes"].items():
             for engine, name in (("graphmem", "search_graph"), ("graphmem", "search_memories"), ("mem0", None)):
-                r = res[engine] if name is None else res[engine].get(name)
+                r = res.get(engine) if name is None else res[engine].get(name)
                 if r:
                     label = f"mem0 pattern ({r['round_trips']} queries)" if name is None else f"graphmem {name}"
                     rows.append([cls, label, *r["db_ms"].values(), *r["wall_ms"].values(), r["mean_results"]])
+            if "memory_search" in res["graphmem"]:
+                r = res["graphmem"]["memory_search"]
+                rows.append([cls, "graphmem Memory.search (hashing)", *r["db_ms"].values(), *r["wall_ms"].values(), r["mean_results"]])
+            if "mem0" not in res:
+                continue
             g, m = res["graphmem"]["search_graph"]["db_ms"], res["mem0"]["db_ms"]
             rows.append([cls, "ratio mem0 / graphmem search_graph", *(ratio(m[p], g[p]) for p in g), "", "", "", ""])
         print(common.table(["users", "search", "db p50", "db p95", "db p99", "wall p50", "wall p95", "wall p99", "rows"], rows))

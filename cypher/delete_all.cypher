@@ -1,5 +1,5 @@
 // Remove everything of the scope: entities with their relations, memory facts, logged messages and
-// the conversation (with its summary); returns how many entities were removed.
+// the conversation (with its summary), import keys; returns how many entities were removed.
 // Parameters: $scope
 CALL () {
   MATCH (n:Entity)
@@ -24,6 +24,12 @@ CALL () {
   WHERE c.scope = $scope
   DETACH DELETE c
   RETURN count(*) AS conversations
+}
+CALL () {
+  MATCH (k:ImportKey)
+  WHERE k.scope = $scope
+  DELETE k
+  RETURN count(*) AS import_keys
 }
 CALL () {
   // the partition's (now empty) index stays; a scope that grows again reuses it

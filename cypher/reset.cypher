@@ -1,8 +1,8 @@
 // Remove every node graphmem stores (entities, memories, messages, conversations, with their
-// relations, and scope partition markers) in batches; the schema and partition indexes stay. Runs as an auto-commit transaction (CALL ... IN
+// relations, and scope partition markers, import keys) in batches; the schema and partition indexes stay. Runs as an auto-commit transaction (CALL ... IN
 // TRANSACTIONS needs one).
 // Parameters: none
-MATCH (n:Entity|Memory|Message|Conversation|ScopePartition)
+MATCH (n:Entity|Memory|Message|Conversation|ScopePartition|ImportKey)
 CALL (n) {
   DETACH DELETE n
 } IN TRANSACTIONS OF 5000 ROWS

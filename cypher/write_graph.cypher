@@ -35,7 +35,9 @@
 //                        destination_canonical, valid_at, invalid_at, seq}),
 //   $memories (list of {event, id, text, hash, embedding, metadata, meta, role, expires_at, seq,
 //                       mentions: list of {id, canonical}}),
-//   $messages (list of {offset, role, content, timestamp, expires_at}), $keep_messages
+//   $messages (list of {offset, role, content, timestamp, expires_at}), $keep_messages,
+//   $idempotency_key (null, or a bulk import's key: an (:ImportKey) created with the add; one that
+//   exists already fails the uniqueness rule and rolls the add back)
 // expires_at (retention, may be null): from then on the memory / message is invisible to reads.
 // seq is the position in the add: with created_at it orders "oldest first" like insertion order.
 CALL () {
@@ -181,6 +183,11 @@ CALL () {
     DETACH DELETE old
   }
   RETURN count(c) AS logged
+}
+CALL () {
+  WITH $idempotency_key AS key
+  WHERE key IS NOT NULL
+  CREATE (:ImportKey {key: key, scope: $scope, add_id: $add_id, at: $at})
 }
 CALL () {
   MATCH (n:Entity) WHERE n.scope = $scope

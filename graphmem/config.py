@@ -141,6 +141,20 @@ class RetentionConfig(_Model):
     purge_every_seconds: float = Field(60.0, ge=0)  # writes purge expired data at most this often; 0 = never
 
 
+class LLMLimits(_Model):
+    """Bounds on this Memory's LLM requests (every stage, every add; bulk imports need them most)."""
+
+    max_concurrency: int | None = Field(None, ge=1)  # requests in flight at once; None = no bound
+    requests_per_minute: int | None = Field(None, ge=1)  # requests started in any 60 s; None = no bound
+
+
+class BulkConfig(_Model):
+    """Memory.add_many and `graphmem import` (README: Bulk import)."""
+
+    workers: int = Field(4, ge=1, le=64)  # scopes imported concurrently with infer=True
+    batch_size: int = Field(500, ge=1, le=20_000)  # infer=False adds per transaction (and per embedding call)
+
+
 class MemoryConfig(_Model):
     llm: LLMConfig = Field(default_factory=LLMConfig)
     embedder: EmbedderConfig = Field(default_factory=EmbedderConfig)
@@ -154,6 +168,8 @@ class MemoryConfig(_Model):
     similar_memory_threshold: float = Field(0.5, ge=-1.0, le=1.0)
     context: ContextConfig = Field(default_factory=ContextConfig)
     retention: RetentionConfig = Field(default_factory=RetentionConfig)
+    llm_limits: LLMLimits = Field(default_factory=LLMLimits)
+    bulk: BulkConfig = Field(default_factory=BulkConfig)
 
     @classmethod
     def load(cls, data: dict[str, Any] | None) -> MemoryConfig:

@@ -14,6 +14,7 @@ the latest by the repair at the next start. Every other failure is a StoreError 
 
 from __future__ import annotations
 
+import json
 import logging
 import sqlite3
 import threading
@@ -143,6 +144,46 @@ class History:
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
+
+    def stage_many(self, adds: list[tuple[str, Scope, list[HistoryEvent]]]) -> None:
+        """``stage`` for several adds (add_id, scope, events) in one SQLite transaction (bulk imports)."""
+        now = iso(utcnow())
+        rows = [
+            (new_id(), e.memory_id, e.old_memory, e.new_memory, e.event, now, now, int(e.event == "DELETE"), e.actor_id, e.role,
+             scope.user_id, scope.agent_id, scope.run_id, add_id, e.expires_at)
+            for add_id, scope, events in adds
+            for e in events
+        ]
+        if not rows:
+            return
+        self._retry_commits()
+        with self._using() as db:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                db.executemany(
+                    f"INSERT INTO history ({', '.join(COLUMNS)}, add_id, expires_at, committed) "
+                    f"VALUES ({', '.join('?' * (len(COLUMNS) + 2))}, 0)",
+                    rows,
+                )
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+
+    def commit_many(self, add_ids: list[str]) -> None:
+        """``commit`` for several adds in one statement ("committed = 0" lets SQLite use the partial
+        index of pending rows instead of scanning the table). Never raises."""
+        try:
+            with self._using() as db:
+                db.execute("UPDATE history SET committed = 1 WHERE committed = 0 AND add_id IN (SELECT value FROM json_each(?))",
+                           (json.dumps(add_ids),))
+        except StoreError:
+            for add_id in add_ids:
+                self.commit(add_id)
+
+    def discard_many(self, add_ids: list[str]) -> None:
+        for add_id in add_ids:
+            self.discard(add_id)
 
     def commit(self, add_id: str) -> None:
         """Mark an add's staged rows as done. Never raises: the store already holds the change."""

@@ -6,11 +6,13 @@ import inspect
 import json
 import logging
 import math
-from collections.abc import Callable, Iterator
+import threading
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import date, datetime
 from typing import Any, Literal, overload
 
+from graphmem.bulk import BulkAdder, ProgressCallback
 from graphmem.config import MemoryConfig
 from graphmem.context import Summarizer
 from graphmem.embeddings import Embedder
@@ -18,7 +20,8 @@ from graphmem.errors import ClosedError, InvalidInputError, NotFoundError
 from graphmem.factory import build_embedder, build_llm, build_store
 from graphmem.history import History, HistoryEvent, sortable_time
 from graphmem.llm import LLM
-from graphmem.messages import for_extraction, parse_messages
+from graphmem.llm.limits import limited
+from graphmem.messages import for_extraction, parse_messages, verbatim_messages
 from graphmem.pipeline import AddOutcome, AddPipeline
 from graphmem.pipeline.add import log_messages
 from graphmem.results import MemoryResult, SearchResult
@@ -26,6 +29,7 @@ from graphmem.retention import Retention, expiration
 from graphmem.retrieval import SearchPreset, get_preset
 from graphmem.retrieval.graph import search_relations
 from graphmem.retrieval.memories import search_memories
+from graphmem.stages.conversation import Message
 from graphmem.stages.facts import FactExtractionStage
 from graphmem.stages.graph_extraction import SELF_WORDS, GraphExtractionStage
 from graphmem.stages.invalidation import InvalidationStage
@@ -68,11 +72,14 @@ class Memory:
         store: GraphStore | None = None,
     ) -> None:
         self.config = config if isinstance(config, MemoryConfig) else MemoryConfig.load(config)
-        self.llm = llm or build_llm(self.config.llm)
+        limits = self.config.llm_limits
+        self.llm = limited(llm or build_llm(self.config.llm), limits.max_concurrency, limits.requests_per_minute)
         # mem0's graph_store.llm drives the graph stages only (entities, relations, invalidation);
         # facts, memory update and summaries stay on ``llm``
         graph_llm = self.config.graph_store.llm
-        self.graph_llm = build_llm(graph_llm) if graph_llm is not None else self.llm
+        self.graph_llm = (
+            limited(build_llm(graph_llm), limits.max_concurrency, limits.requests_per_minute) if graph_llm is not None else self.llm
+        )
         self.embedder = embedder or build_embedder(self.config.embedder)
         self.store = store or build_store(self.config.graph_store, self.embedder.dims)
         self.store.setup()
@@ -134,14 +141,23 @@ class Memory:
         metadata = _checked_metadata(metadata)
         reference_time = _reference_time(timestamp)
         expiration(expiration_date, utcnow())  # a bad or past date fails before any work
+        return self._add_checked(scope, messages, metadata, reference_time, infer, expiration_date)
+
+    def _add_checked(
+        self, scope: Scope, messages: Any, metadata: dict[str, Any], reference_time: datetime, infer: bool,
+        expiration_date: Any = None, key: str | None = None,
+    ) -> Result:
+        """One add of checked arguments; ``key``: a bulk import's idempotency key, written with the add."""
         if not infer:
-            return self._add_verbatim(scope, messages, metadata, reference_time, expiration_date)
+            return self._add_verbatim(scope, messages, metadata, reference_time, expiration_date, key)
         parsed = for_extraction(parse_messages(messages, self.config.max_message_chars))
         if not parsed:
             return {"results": [], "relations": []}
         with self.store.scope_lock(scope):  # read-decide-write of one scope never interleaves
             outcome = self._add.plan(scope, parsed, reference_time, metadata)
             self._retention.stamp(outcome.write, expiration_date)
+            if key is not None and outcome.write is not None:
+                outcome.write.idempotency_key = key
             self._commit(outcome)
         self._retention.maybe_purge()
         self._maybe_summarize(scope, outcome)
@@ -153,20 +169,52 @@ class Memory:
         return result
 
     def _add_verbatim(
-        self, scope: Scope, messages: Any, metadata: dict[str, Any], reference_time: datetime, expiration_date: Any = None
+        self, scope: Scope, messages: Any, metadata: dict[str, Any], reference_time: datetime, expiration_date: Any = None,
+        key: str | None = None,
     ) -> Result:
-        parsed = [m for m in parse_messages(messages, max_chars=10**9) if m.role != "system"]
-        outcome = AddOutcome(add_id=new_id())
+        parsed = verbatim_messages(messages)
         if not parsed:
             return {"results": [], "relations": []}
         vectors = self.embedder.embed([m.content for m in parsed])
-        outcome.write = GraphWrite(add_id=outcome.add_id, scope=scope, at=utcnow(), keep_messages=self.config.context.max_messages)
-        outcome.write.memories = [MemoryWrite("ADD", new_id(), m.content, v, metadata, m.role) for m, v in zip(parsed, vectors, strict=False)]
-        outcome.write.messages = log_messages([m for m in parsed if m.role in ("user", "assistant")], reference_time)
-        self._retention.stamp(outcome.write, expiration_date)
+        outcome = self._verbatim_outcome(scope, parsed, vectors, metadata, reference_time, expiration_date, key)
         self._commit(outcome)
         self._retention.maybe_purge()  # logged, so the next infer=True add's summary covers these messages too
         return {"results": outcome.results(), "relations": []}
+
+    def _verbatim_outcome(
+        self, scope: Scope, parsed: list[Message], vectors: list[list[float]], metadata: dict[str, Any], reference_time: datetime,
+        expiration_date: Any, key: str | None,
+    ) -> AddOutcome:
+        """The write of an infer=False add: each message a memory, user and assistant ones logged."""
+        outcome = AddOutcome(add_id=new_id())
+        write = GraphWrite(add_id=outcome.add_id, scope=scope, at=utcnow(), keep_messages=self.config.context.max_messages,
+                           idempotency_key=key)
+        write.memories = [MemoryWrite("ADD", new_id(), m.content, v, metadata, m.role) for m, v in zip(parsed, vectors, strict=True)]
+        write.messages = log_messages([m for m in parsed if m.role in ("user", "assistant")], reference_time)
+        outcome.write = write
+        self._retention.stamp(write, expiration_date)
+        return outcome
+
+    def add_many(
+        self,
+        items: Iterable[dict[str, Any]],
+        *,
+        infer: bool = True,
+        batch_size: int | None = None,
+        workers: int | None = None,
+        progress: ProgressCallback | None = None,
+        stop: threading.Event | None = None,
+    ) -> Result:
+        """Many adds: each item a dict with ``messages``, the scope ids, and optionally ``metadata``,
+        ``timestamp`` and ``key`` (an idempotency key: an item whose key was imported before is
+        skipped). ``infer=False`` writes ``batch_size`` adds per transaction with one embedding call;
+        ``infer=True`` runs ``workers`` scopes at once, each scope's adds in order. A bad item is
+        reported in ``failed`` and the others go on. ``progress`` is called with a BulkProgress after
+        each batch (or add); setting ``stop`` ends the run after the running batch. Returns
+        {"added", "skipped", "failed": [{"index", "key", "error"}], "messages", "seen", "stopped"}.
+        See graphmem/bulk.py."""
+        adder = BulkAdder(self, infer, batch_size or self.config.bulk.batch_size, workers or self.config.bulk.workers, progress, stop)
+        return adder.run(items)
 
     def _maybe_summarize(self, scope: Scope, outcome: AddOutcome) -> None:
         if self._summarizer.is_due(outcome.conversation):

@@ -67,3 +67,8 @@ def _content_text(content: Any, index: int) -> str | None:
                 parts.append(part["text"])
         return "\n".join(parts)
     raise InvalidInputError(f"messages[{index}].content must be text, got {type(content).__name__}")
+
+
+def verbatim_messages(messages: Any) -> list[Message]:
+    """What an infer=False add stores: every message but system ones, whole (no length cut)."""
+    return [m for m in parse_messages(messages, max_chars=10**9) if m.role != "system"]

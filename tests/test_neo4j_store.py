@@ -25,6 +25,7 @@ from graphmem.errors import ConfigError, InvalidInputError, StoreError, StoreUna
 from graphmem.resources import list_cypher, load_cypher, load_prompt
 from graphmem.stores.base import EntityCandidate, GraphQuery, MemoryQuery, relation_visible
 from graphmem.stores.neo4j import Neo4jStore, partition, queries
+from graphmem.stores.neo4j import bulk as bulk_queries
 from graphmem.stores.neo4j import conversation as log_queries
 from graphmem.stores.neo4j import memories as memory_queries
 from graphmem.stores.neo4j.queries import VectorPlan
@@ -124,6 +125,8 @@ def sample_statements():
         queries.match_entities(scope, [EntityCandidate("alice", axis(0))], 0.7, plan),
         queries.relations_around(scope, ["x"]),
         queries.write_graph(write),
+        bulk_queries.write_verbatim([GraphWrite("add", scope, T0)]),
+        bulk_queries.imported_keys(["k"]),
         queries.search_graph(scope, query, plan, 100),
         queries.get_all(scope, False, None),
         queries.timeline(scope, "alice"),

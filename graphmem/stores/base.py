@@ -164,6 +164,19 @@ class GraphStore(ABC):
     def delete_memory(self, memory_id: str) -> bool:
         """Remove one memory for good (the public ``delete(id)``); False when it does not exist."""
 
+    # -- bulk writes (Memory.add_many, graphmem import) -------------------------------------------
+
+    def write_many(self, writes: list[GraphWrite]) -> None:
+        """Apply several writes, in order, as one transaction: all of them or none. A write with an
+        ``idempotency_key`` records it (see ``imported_keys``); a key that exists already fails the
+        whole batch. This default applies them one by one (each whole, the batch not atomic)."""
+        for w in writes:
+            self.write(w)
+
+    def imported_keys(self, keys: list[str]) -> set[str]:
+        """The keys among ``keys`` whose writes committed (idempotency keys of bulk imports)."""
+        raise NotImplementedError
+
     # -- conversation log and rolling summary ---------------------------------------------------
     # ``write`` appends GraphWrite.messages to the scope's log in the same transaction, giving them
     # seq = last_seq + 1, + 2, ... (assigned atomically by the store: concurrent adds never share a

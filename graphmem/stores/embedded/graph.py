@@ -69,6 +69,7 @@ class MemoryGraph:
         self._indexes: dict[str, ScopeIndex] = {}
         self.memories = MemoryFacts(self.embedding_dims)
         self.conversations = ConversationLogs()
+        self.import_keys: dict[str, str] = {}  # idempotency key of an imported add -> its scope key
         self._seq = 0  # insertion order, the tie-break of "oldest first"
 
     # --- changes ----------------------------------------------------------------------------
@@ -129,12 +130,16 @@ class MemoryGraph:
     def _op_messages(self, key: str, messages: list[Attrs], keep: int) -> None:
         self.conversations.append(key, messages, keep)
 
+    def _op_import_key(self, key: str, scope_key: str) -> None:
+        self.import_keys[key] = scope_key
+
     def _op_summary(self, key: str, text: str, through: int, at: str) -> None:
         self.conversations.set_summary(key, text, through, at)
 
     def _op_delete_scope(self, key: str) -> None:
         self.memories.drop_scope(key)
         self.conversations.drop(key)
+        self.import_keys = {k: s for k, s in self.import_keys.items() if s != key}
         nodes = self.by_scope.pop(key, {})
         for _, _, rid in chain(self.graph.out_edges(nodes, keys=True), self.graph.in_edges(nodes, keys=True)):
             self._ends.pop(rid, None)
@@ -183,6 +188,7 @@ class MemoryGraph:
             "relations": [_encode(d) for d in edges],
             "memories": [_encode(m) for m in memories],
             "conversations": self.conversations.snapshot(),  # type: ignore[dict-item]
+            "import_keys": [[k, s] for k, s in self.import_keys.items()],
         }
 
     def load_snapshot(self, snapshot: dict[str, list[Attrs]]) -> None:
@@ -190,6 +196,7 @@ class MemoryGraph:
         self.apply(["relation", r] for r in snapshot["relations"])
         self.apply(["memory", m] for m in snapshot.get("memories", []))  # absent in snapshots before memories
         self.conversations.load(snapshot.get("conversations", {}))  # type: ignore[arg-type]
+        self.import_keys = {k: s for k, s in snapshot.get("import_keys", [])}
 
     # --- reads --------------------------------------------------------------------------------
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from graphmem.errors import InvalidInputError
+from graphmem.errors import InvalidInputError, StoreError
 from graphmem.stores.embedded.conversations import message_attrs
 from graphmem.stores.embedded.graph import MemoryGraph, Op, is_current
 from graphmem.stores.embedded.memories import unit
@@ -44,6 +44,10 @@ class WritePlanner:
             first = self.graph.conversations.next_seq(key)
             logged = [message_attrs(m, first + i, w.add_id) for i, m in enumerate(w.messages)]
             ops.append(["messages", key, logged, w.keep_messages])
+        if w.idempotency_key is not None:
+            if w.idempotency_key in self.graph.import_keys:
+                raise StoreError(f"import key {w.idempotency_key!r} was imported already; nothing was written")
+            ops.append(["import_key", w.idempotency_key, key])
         return ops
 
     def _entities(self, w: GraphWrite, at: str | None, ops: list[Op]) -> dict[str, str]:

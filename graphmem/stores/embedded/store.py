@@ -117,6 +117,31 @@ class EmbeddedStore(GraphStore):
             if ops:
                 self._commit(ops)
 
+    def write_many(self, writes: list[GraphWrite]) -> None:
+        """All or none, in one journal record: each write is planned against the graph as the
+        earlier ones left it (applied in memory, unseen by readers: the lock is held), then the
+        batch is journaled once. A failure before the journal holds it reloads the graph from disk."""
+        with self._lock:
+            self._begin()
+            ops: list[Op] = []
+            try:
+                for w in writes:
+                    planned = WritePlanner(self._graph, self._vector).plan(w)
+                    self._graph.apply(planned)
+                    ops += planned
+                if ops:
+                    self._journal.append({"ops": ops})
+            except BaseException:
+                if ops:
+                    self._reload()
+                raise
+            self._compact_if_due()
+
+    def imported_keys(self, keys: list[str]) -> set[str]:
+        with self._lock:
+            self._begin()
+            return {k for k in keys if k in self._graph.import_keys}
+
     def search_graph(self, scope: Scope, query: GraphQuery) -> list[Relation]:
         with self._lock:
             self._begin()
@@ -282,6 +307,16 @@ class EmbeddedStore(GraphStore):
     def _commit(self, ops: list[Op]) -> None:
         self._journal.append({"ops": ops})  # durable first, then visible
         self._graph.apply(ops)
+        self._compact_if_due()
+
+    def _reload(self) -> None:
+        """Rebuild the in-memory graph from the snapshot and journal (after a failed batch)."""
+        self._graph = MemoryGraph(self.embedding_dims)
+        self._journal.close()
+        self._journal = Journal(self.path)
+        self._load()
+
+    def _compact_if_due(self) -> None:
         if self._journal.lines >= self.compact_every:
             try:
                 self._journal.write_snapshot(self._graph.snapshot())

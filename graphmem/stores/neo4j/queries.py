@@ -47,6 +47,7 @@ SCHEMA = (
     "schema_scope_lock_unique",
     "schema_memory_expires_at_index",
     "schema_message_expires_at_index",
+    "schema_import_key_unique",
 )
 
 #: The vector indexes setup() checks for the store's dimension.
@@ -131,6 +132,7 @@ def write_graph(write: GraphWrite) -> Statement:
             "memories": memory_rows(write, canonical_of),
             "messages": message_rows(write),
             "keep_messages": int(write.keep_messages),
+            "idempotency_key": write.idempotency_key,
         },
     )
 

@@ -1,0 +1,44 @@
+// A batch of verbatim adds (infer=False) in one statement and one transaction: per add, its memory
+// facts (ADD only, fresh ids), its messages appended to the scope's conversation log (trimmed to the
+// newest keep_messages) and its idempotency key. Rows are processed in list order, so adds of one
+// scope keep their order and their message seqs. The same nodes and properties as write_graph.cypher.
+// A key that exists already fails the uniqueness rule and rolls the whole batch back (the caller
+// asked imported_keys first, so that only happens when two importers race).
+// Parameters: $adds (list of {scope, scope_ids, at, add_id, key, keep_messages,
+//   memories: list of {id, text, hash, embedding, metadata, meta, role, expires_at, seq},
+//   messages: list of {offset, role, content, timestamp, expires_at}})
+UNWIND $adds AS a
+CALL (a) {
+  UNWIND a.memories AS x
+  CREATE (m:Memory {id: x.id})
+  SET m += a.scope_ids, m += x.meta, m.scope = a.scope, m.text = x.text, m.hash = x.hash,
+      m.metadata = x.metadata, m.role = x.role, m.created_at = a.at, m.updated_at = a.at, m.seq = x.seq,
+      m.expires_at = x.expires_at
+  WITH m, x, a
+  CALL db.create.setNodeVectorProperty(m, 'embedding', x.embedding)
+  OPTIONAL MATCH (p:ScopePartition {scope: a.scope})
+  FOREACH (label IN CASE WHEN p IS NULL THEN [] ELSE [p.memory_label] END | SET m:$(label))
+}
+CALL (a) {
+  WITH a, size(a.messages) AS appended
+  WHERE appended > 0
+  MERGE (c:Conversation {scope: a.scope})
+  ON CREATE SET c += a.scope_ids
+  SET c.last_seq = coalesce(c.last_seq, 0) + appended
+  WITH a, c, c.last_seq - appended AS before
+  CALL (a, c, before) {
+    UNWIND a.messages AS x
+    CREATE (c)-[:HAS_MESSAGE]->(:Message {scope: a.scope, seq: before + x.offset, add_id: a.add_id, role: x.role,
+                                          content: x.content, timestamp: x.timestamp, expires_at: x.expires_at})
+  }
+  CALL (a, c) {
+    MATCH (old:Message)
+    WHERE old.scope = a.scope AND a.keep_messages >= 0 AND old.seq <= c.last_seq - a.keep_messages
+    DETACH DELETE old
+  }
+}
+CALL (a) {
+  WITH a WHERE a.key IS NOT NULL
+  CREATE (:ImportKey {key: a.key, scope: a.scope, add_id: a.add_id, at: a.at})
+}
+RETURN count(a) AS adds
