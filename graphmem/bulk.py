@@ -58,6 +58,14 @@ class BulkFailure:
 
 
 @dataclass
+class BadItem:
+    """An input item that could not be read (e.g. a line that is not JSON): reported as failed."""
+
+    error: str
+    key: str | None = None
+
+
+@dataclass
 class _Item:
     index: int
     key: str | None
@@ -137,6 +145,8 @@ class BulkAdder:
         for index, raw in batch:
             self.counts.seen += 1
             try:
+                if isinstance(raw, BadItem):
+                    raise InvalidInputError(raw.error)
                 if not isinstance(raw, dict):
                     raise InvalidInputError(f"an item must be a dict, got {type(raw).__name__}")
                 unknown = set(raw) - ITEM_KEYS
@@ -153,7 +163,7 @@ class BulkAdder:
                     item.parsed = verbatim_messages(item.messages)
                 out.append(item)
             except GraphMemError as exc:
-                self._fail(index, raw.get("key") if isinstance(raw, dict) else None, exc)
+                self._fail(index, raw.get("key") if isinstance(raw, dict) else getattr(raw, "key", None), exc)
         return out
 
     def _fresh(self, items: list[_Item]) -> list[_Item]:

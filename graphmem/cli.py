@@ -14,6 +14,7 @@
     graphmem serve --keys keys.json [--port 8000]
     graphmem mcp --user alice [--http --port 8765]
     graphmem purge | forget --user alice [--entity NAME] --yes     # retention and erasure
+    graphmem import FILE [--no-infer] [--format jsonl|locomo] [--quiet]
 
 Configuration comes from ``--config FILE`` (a JSON file with Memory.from_config keys) or the
 GRAPHMEM_CONFIG environment variable; without either, the defaults of ``Memory()``.
@@ -64,6 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_browse_and_export(sub)
     _add_servers(sub)
     _add_lifecycle(sub)
+    _add_import(sub)
     return parser
 
 
@@ -233,6 +235,18 @@ def _add_browse_and_export(sub: Any) -> None:
     p.add_argument("--config", type=Path, help="JSON config file (default: $GRAPHMEM_CONFIG)")
 
 
+def _add_import(sub: Any) -> None:
+    from graphmem.importer import add_parser
+
+    add_parser(sub)
+
+
+def _run_import(ns: argparse.Namespace) -> int:
+    from graphmem.importer import run
+
+    return run(ns, load_config(ns.config))
+
+
 def _run_browse_or_export(ns: argparse.Namespace) -> int:
     if ns.command == "browse":
         from graphmem.browser.browse import run
@@ -314,6 +328,8 @@ def main(argv: list[str] | None = None) -> int:
             from graphmem.cli_lifecycle import run as run_lifecycle
 
             return run_lifecycle(ns, load_config(ns.config))
+        if ns.command == "import":
+            return _run_import(ns)
         from graphmem.memory import Memory
 
         config = load_config(ns.config)

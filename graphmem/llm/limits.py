@@ -19,15 +19,12 @@ class LimitedLLM(LLM):
 
     def __init__(self, inner: LLM, max_concurrency: int | None = None, requests_per_minute: int | None = None) -> None:
         self.inner = inner
+        self.usage: LLMUsage = inner.usage  # the same counters
         self.max_concurrency = max_concurrency
         self.requests_per_minute = requests_per_minute
         self._slots = threading.BoundedSemaphore(max_concurrency) if max_concurrency else None
         self._started: collections.deque[float] = collections.deque()
         self._window_lock = threading.Lock()
-
-    @property  # type: ignore[override]
-    def usage(self) -> LLMUsage:
-        return self.inner.usage
 
     def __repr__(self) -> str:
         return f"LimitedLLM({self.inner!r}, max_concurrency={self.max_concurrency}, requests_per_minute={self.requests_per_minute})"
