@@ -199,7 +199,7 @@ class BulkAdder:
             if len(items) == 1:
                 self._fail(items[0].index, items[0].key, batch_error)
                 return
-            for item, outcome in zip(items, outcomes):  # find the bad add; the others still go in
+            for item, outcome in zip(items, outcomes, strict=True):  # find the bad add; the others still go in
                 try:
                     self._commit_many([outcome])
                 except GraphMemError as exc:

@@ -43,7 +43,7 @@ def add_parser(sub: Any) -> None:
                    help="extract with the LLM (--infer, default) or store messages verbatim (--no-infer)")
     p.add_argument("--batch-size", type=int, help="adds per transaction with --no-infer (default: config bulk.batch_size)")
     p.add_argument("--workers", type=int, help="scopes imported at once with --infer (default: config bulk.workers)")
-    p.add_argument("--user", dest="user_id", help="LOCOMO: user id for every conversation (default: its sample_id)")
+    p.add_argument("--user", dest="locomo_user", help="LOCOMO: user id for every conversation (default: its sample_id)")
     p.add_argument("--progress", choices=["auto", "bar", "lines", "off"], default="auto",
                    help="auto: a bar on a terminal, nothing otherwise; lines: one line per update on stderr")
     p.add_argument("--quiet", action="store_true", help="no progress and no summary line")
@@ -150,7 +150,7 @@ class Progress:
 def run(ns: argparse.Namespace, config: dict[str, Any] | None) -> int:
     from graphmem.memory import Memory
 
-    total, items = read_items(ns.file, ns.format, ns.user_id)
+    total, items = read_items(ns.file, ns.format, ns.locomo_user)
     stop = threading.Event()
     progress = Progress("off" if ns.quiet else ns.progress, total)
     previous = signal.getsignal(signal.SIGINT)

@@ -188,7 +188,7 @@ class MemoryGraph:
             "relations": [_encode(d) for d in edges],
             "memories": [_encode(m) for m in memories],
             "conversations": self.conversations.snapshot(),  # type: ignore[dict-item]
-            "import_keys": [[k, s] for k, s in self.import_keys.items()],
+            "import_keys": [{"key": k, "scope": s} for k, s in self.import_keys.items()],
         }
 
     def load_snapshot(self, snapshot: dict[str, list[Attrs]]) -> None:
@@ -196,7 +196,7 @@ class MemoryGraph:
         self.apply(["relation", r] for r in snapshot["relations"])
         self.apply(["memory", m] for m in snapshot.get("memories", []))  # absent in snapshots before memories
         self.conversations.load(snapshot.get("conversations", {}))  # type: ignore[arg-type]
-        self.import_keys = {k: s for k, s in snapshot.get("import_keys", [])}
+        self.import_keys = {row["key"]: row["scope"] for row in snapshot.get("import_keys", [])}
 
     # --- reads --------------------------------------------------------------------------------
 

@@ -238,7 +238,7 @@ class Neo4jStore(GraphStore):
             return rows
 
         rows = self._in_write_transaction(work)
-        for w, row in zip(writes, rows):
+        for w, row in zip(writes, rows, strict=True):
             if row["scope_size"] > self.vector_plan.partition_size and not row["partitioned"]:
                 self.partition_scope(w.scope)
 
@@ -343,7 +343,7 @@ class Neo4jStore(GraphStore):
                 try:
                     tx = session.begin_transaction()
                     self._count()
-                    tx.run(stmt.text, dict(stmt.params)).consume()
+                    tx.run(*stmt.run_args()).consume()
                 except BaseException:
                     session.close()
                     raise

@@ -25,7 +25,7 @@ UNPACKED_PREFIXES = ("schema_", "partition_", "await_", "show_")
 _PARAMETER = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def packed_text(name: str) -> str:
     """The statement's file with every ``$name`` read as ``$p.name`` (see Statement.run_args)."""
     return _PARAMETER.sub(lambda m: f"${PACKED}.{m.group(1)}", load_cypher(name))
