@@ -173,9 +173,9 @@ class GraphStore(ABC):
         for w in writes:
             self.write(w)
 
+    @abstractmethod
     def imported_keys(self, keys: list[str]) -> set[str]:
         """The keys among ``keys`` whose writes committed (idempotency keys of bulk imports)."""
-        raise NotImplementedError
 
     # -- conversation log and rolling summary ---------------------------------------------------
     # ``write`` appends GraphWrite.messages to the scope's log in the same transaction, giving them
