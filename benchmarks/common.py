@@ -55,6 +55,22 @@ def _cpu_model() -> str:
     return platform.processor()
 
 
+def git_commit() -> str | None:
+    """The checkout's commit (with "+dirty" when it has uncommitted changes), or None outside git."""
+    import subprocess
+
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True, check=True)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO_ROOT, capture_output=True, text=True)
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
+
+
+def file_sha256(path: str | Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
 def package_versions(names: Iterable[str] = PACKAGES) -> dict[str, str | None]:
     out: dict[str, str | None] = {}
     for name in names:

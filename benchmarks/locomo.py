@@ -7,6 +7,12 @@ item is a search; LOCOMO recall@k = |evidence ∩ dia_ids of the top k| / |evide
 category (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop; 5 adversarial reported apart).
 No LLM is called: the LLM endpoint is a local scripted server that must see zero requests.
 
+Honest by construction: R@k comes from a search with ``limit=k`` for each k reported (a larger
+limit widens the candidate pool, which changes BM25's statistics and the neighbour context); the
+latency is the wall time of the limit=10 ``Memory.search`` call including the query embedding
+(questions are never cached; only the stored documents are embedded ahead, per session); the run's
+date, data file, commit and every preset's settings are printed with the results.
+
     python -m benchmarks.locomo ../shared/data/locomo/locomo_dev3.json
 """
 
@@ -24,9 +30,26 @@ from typing import Any
 from benchmarks import common
 from benchmarks.locomo_data import CATEGORIES, Conversation, load
 from graphmem import Memory
+from graphmem.embeddings import Embedder
+from graphmem.retrieval import get_preset
 from graphmem.testing import ScriptedLLMServer
 
 MAIN_CATEGORIES = (1, 2, 3, 4)
+LATENCY_K = 10
+
+
+class DocumentsCached(Embedder):
+    """The embedder graphmem sees: stored documents come from the run's cache (filled one batch per
+    session, so ingestion is not one model call per turn), while ``searching`` every text goes to
+    the model itself, inside the timed search call."""
+
+    def __init__(self, cache: common.CachedEmbedder) -> None:
+        super().__init__()
+        self.cache, self.dims, self.name = cache, cache.dims, cache.name
+        self.searching = False
+
+    def _embed(self, texts: list[str]) -> list[list[float]]:
+        return self.cache.inner.embed(texts) if self.searching else self.cache.embed(texts)
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -70,14 +93,14 @@ def scopes_of(conv: Conversation, args: argparse.Namespace, tag: str) -> dict[st
     return {s: f"locomo-{tag}-{conv.sample_id}-{s}" for s in conv.speakers}
 
 
-def ingest(memory: Memory, embedder: common.CachedEmbedder, conv: Conversation, args: argparse.Namespace,
+def ingest(memory: Memory, embedder: DocumentsCached, conv: Conversation, args: argparse.Namespace,
            user_ids: dict[str, str]) -> int:
     """One embedding batch per session, then one add per document (each has its own metadata)."""
     sessions = conv.sessions if args.source == "turns" else conv.observations
     count = 0
     for docs in sessions:
         with_speaker = args.source == "turns" and not args.bare_turns
-        embedder.prefetch([d.content(with_speaker) for d in docs])
+        embedder.cache.prefetch([d.content(with_speaker) for d in docs])
         for doc in docs:
             memory.add(doc.content(with_speaker), user_id=user_ids.get(doc.speaker, next(iter(user_ids.values()))), infer=False,
                        metadata=doc.metadata(), timestamp=doc.when)
@@ -108,13 +131,14 @@ def recall_at(ranked: list[list[str]], evidence: list[str], k: int) -> float:
     return len(found.intersection(evidence)) / len(evidence)
 
 
-def run_store(kind: str, args: argparse.Namespace, convs: list[Conversation], embedder: common.CachedEmbedder,
+def run_store(kind: str, args: argparse.Namespace, convs: list[Conversation], embedder: DocumentsCached,
               workdir: Path) -> dict[str, Any]:
     store, server_version, private = open_store(kind, args, embedder.dims, workdir)
     tag = uuid.uuid4().hex[:8]
     scores: dict[str, dict[int, dict[int, list[float]]]] = {p: defaultdict(lambda: defaultdict(list)) for p in args.presets}
     latency: dict[str, list[float]] = defaultdict(list)
     ingest_seconds, documents = 0.0, 0
+    latency_k = LATENCY_K if LATENCY_K in args.k else max(args.k)
     with ScriptedLLMServer() as server:
         config = {"llm": {"provider": "openai_compatible", "config": {"base_url": server.base_url, "api_key": "none", "model": "none"}},
                   "history_db_path": str(workdir / f"history-{kind}.db"),
@@ -126,14 +150,16 @@ def run_store(kind: str, args: argparse.Namespace, convs: list[Conversation], em
                 started = time.perf_counter()
                 documents += ingest(memory, embedder, conv, args, user_ids)
                 ingest_seconds += time.perf_counter() - started
-                embedder.prefetch([q.question for q in conv.questions])
+                embedder.searching = True
                 for q in (q for q in conv.questions if q.evidence):
                     for preset in args.presets:
-                        started = time.perf_counter()
-                        ranked = search(memory, q.question, sorted(set(user_ids.values())), preset, max(args.k))
-                        latency[preset].append((time.perf_counter() - started) * 1000)
                         for k in args.k:
+                            started = time.perf_counter()
+                            ranked = search(memory, q.question, sorted(set(user_ids.values())), preset, k)
+                            if k == latency_k:
+                                latency[preset].append((time.perf_counter() - started) * 1000)
                             scores[preset][k][q.category].append(recall_at(ranked, q.evidence, k))
+                embedder.searching = False
                 for uid in set(user_ids.values()):
                     memory.delete_all(user_id=uid)
             assert not server.requests, "the LOCOMO benchmark must not call the LLM"
@@ -157,6 +183,28 @@ def summarise(by_k: dict[int, dict[int, list[float]]], latency: list[float]) -> 
     return out
 
 
+def settings(args: argparse.Namespace, convs: list[Conversation], embedder: Embedder) -> dict[str, Any]:
+    """What the figures depend on, printed above them and stored in the JSON."""
+    return {
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "commit": common.git_commit(),
+        "data_file": str(Path(args.data_file).resolve()),
+        "data_sha256": common.file_sha256(args.data_file)[:16],
+        "conversations": [c.sample_id for c in convs],
+        "embedder": embedder.name,
+        "source": args.source, "scope": args.scope, "bare_turns": args.bare_turns, "captions": not args.no_captions,
+        "k": args.k, "recall": "one search with limit=k per k",
+        "latency": f"wall ms of Memory.search(limit={LATENCY_K if LATENCY_K in args.k else max(args.k)}), query embedding included",
+        "presets": {p: preset_settings(p) for p in args.presets},
+    }
+
+
+def preset_settings(name: str) -> dict[str, Any]:
+    from dataclasses import asdict
+
+    return {k: v for k, v in asdict(get_preset(name)).items() if k != "name"}
+
+
 def print_tables(runs: list[dict[str, Any]], ks: list[int]) -> None:
     for run in runs:
         print(f"\n{run['store']} store: {run['documents']} documents ingested in {run['ingest_seconds']} s")
@@ -173,7 +221,10 @@ def print_tables(runs: list[dict[str, Any]], ks: list[int]) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     convs = load(args.data_file, captions=not args.no_captions)
-    embedder = common.CachedEmbedder(common.load_minilm(args.model_dir))
+    embedder = DocumentsCached(common.CachedEmbedder(common.load_minilm(args.model_dir)))
+    run_settings = settings(args, convs, embedder)
+    for key, value in run_settings.items():
+        print(f"{key}: {value}", file=sys.stderr)
     skipped = sum(c.evidence_issues["empty"] + c.evidence_issues["malformed"] for c in convs)
     print(f"{len(convs)} conversations, {sum(len(c.questions) for c in convs)} QA items "
           f"({skipped} skipped for empty or malformed evidence), source={args.source}, scope={args.scope}", file=sys.stderr)
@@ -181,6 +232,9 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="graphmem-locomo-") as tmp:
         for kind in args.stores:
             runs.append(run_store(kind, args, convs, embedder, Path(tmp)))
+    print("\n".join(f"{key}: {value}" for key, value in run_settings.items() if key != "presets"))
+    for name, conf in run_settings["presets"].items():
+        print(f"preset {name}: {conf}")
     print_tables(runs, args.k)
     issues: dict[str, int] = defaultdict(int)
     for c in convs:
@@ -192,6 +246,7 @@ def main(argv: list[str] | None = None) -> int:
          "versions": common.package_versions(),
          "parameters": {**{k: v for k, v in vars(args).items() if k != "out"}, "data_file": str(Path(args.data_file).resolve()),
                         "conversations": [c.sample_id for c in convs], "seed": None, "embedder": embedder.name},
+         "settings": run_settings,
          "evidence": dict(issues), "runs": runs},
         args.out,
     )
