@@ -31,11 +31,22 @@ from benchmarks import common
 from benchmarks.locomo_data import CATEGORIES, Conversation, load
 from graphmem import Memory
 from graphmem.embeddings import Embedder
-from graphmem.retrieval import get_preset
+from graphmem.retrieval import HYBRID, SearchPreset, get_preset
 from graphmem.testing import ScriptedLLMServer
 
 MAIN_CATEGORIES = (1, 2, 3, 4)
 LATENCY_K = 10
+#: ``hybrid`` with one mechanism of issue 14 or more taken out, to measure what each buys
+ABLATIONS = {
+    "hybrid_plain": SearchPreset("hybrid_plain", {k: v for k, v in HYBRID.weights.items() if k != "time"}),
+    "hybrid_neighbours": SearchPreset("hybrid_neighbours", {k: v for k, v in HYBRID.weights.items() if k != "time"},
+                                      context=HYBRID.context, neighbours=HYBRID.neighbours),
+    "hybrid_time": SearchPreset("hybrid_time", HYBRID.weights),
+}
+
+
+def preset_named(name: str) -> SearchPreset:
+    return ABLATIONS[name] if name in ABLATIONS else get_preset(name)
 
 
 class DocumentsCached(Embedder):
@@ -57,7 +68,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("data_file", help="a LOCOMO-format JSON file (e.g. ../shared/data/locomo/locomo_dev3.json)")
     p.add_argument("--k", type=int, nargs="+", default=[1, 5, 10, 25], help="cut-offs for recall@k")
     p.add_argument("--stores", nargs="+", default=["embedded"], choices=["embedded", "neo4j"])
-    p.add_argument("--presets", nargs="+", default=["vector", "bm25", "hybrid", "hybrid_rrf"])
+    p.add_argument("--presets", nargs="+", default=["vector", "bm25", "hybrid", "hybrid_rrf"],
+                   help=f"graphmem presets, or ablations of hybrid: {', '.join(ABLATIONS)}")
     p.add_argument("--source", choices=["turns", "observations"], default="turns")
     p.add_argument("--scope", choices=["conversation", "speaker"], default="conversation",
                    help="one scope per conversation, or one per speaker (a question then searches both "
@@ -120,7 +132,7 @@ def search(memory: Memory, question: str, user_ids: list[str], preset: str, limi
     """The top ``limit`` results as lists of dia_ids, best first (several scopes: merged by score)."""
     results = []
     for uid in user_ids:
-        results.extend(memory.search(question, user_id=uid, limit=limit, preset=preset)["results"])
+        results.extend(memory.search(question, user_id=uid, limit=limit, preset=preset_named(preset))["results"])
     if len(user_ids) > 1:
         results.sort(key=lambda r: -(r.get("score") or 0.0))
     return [retrieved_ids([r]) for r in results[:limit]]
@@ -202,7 +214,7 @@ def settings(args: argparse.Namespace, convs: list[Conversation], embedder: Embe
 def preset_settings(name: str) -> dict[str, Any]:
     from dataclasses import asdict
 
-    return {k: v for k, v in asdict(get_preset(name)).items() if k != "name"}
+    return {k: v for k, v in asdict(preset_named(name)).items() if k != "name"}
 
 
 def print_tables(runs: list[dict[str, Any]], ks: list[int]) -> None:

@@ -3,7 +3,7 @@
 MATCH (m:Memory)
 WHERE m.scope = $scope AND ($include_deleted OR m.deleted_at IS NULL)
   AND (m.expires_at IS NULL OR $now < m.expires_at)
-RETURN m {.id, .text, .hash, .user_id, .agent_id, .run_id, .metadata, .role, .created_at, .updated_at,
+RETURN m {.id, .text, .hash, .user_id, .agent_id, .run_id, .metadata, .role, .created_at, .updated_at, .said_at, .turn, .times,
           .deleted_at, .expires_at} AS memory
 ORDER BY m.created_at, m.seq, m.id
 LIMIT $limit

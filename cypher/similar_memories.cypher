@@ -50,6 +50,6 @@ CALL (embedding, scope_size, total, scanned, partition_index) {
   LIMIT $top_k
   RETURN m, cosine
 }
-RETURN i, m {.id, .text, .hash, .user_id, .agent_id, .run_id, .metadata, .role, .created_at, .updated_at,
+RETURN i, m {.id, .text, .hash, .user_id, .agent_id, .run_id, .metadata, .role, .created_at, .updated_at, .said_at, .turn, .times,
              .deleted_at} AS memory, cosine
 ORDER BY i, cosine DESC, m.created_at, m.seq, m.id

@@ -21,7 +21,8 @@
 // Memories, one CALL per item so each sees the ones before it (ADD then UPDATE of one id works):
 // ADD creates the id unless it exists (in any scope); UPDATE and DELETE touch only live memories of
 // the scope. UPDATE replaces text, hash and embedding and, when metadata is given, the metadata
-// JSON and every meta.<key> property. ADD and UPDATE link MENTIONS to the scope's entities, named
+// JSON and every meta.<key> property; when times is given (not null), the resolved times too. A
+// memory stored from a message gets said_at and its turn key (types.turn_key). ADD and UPDATE link MENTIONS to the scope's entities, named
 // by id or by the canonical name of the entity written with that id.
 // Messages: the scope's (:Conversation) is MERGEd on the scope (unique), and last_seq is raised in
 // a SET that reads it: Cypher takes the node's write lock before that read, so concurrent adds of a
@@ -34,7 +35,7 @@
 //   $relations (list of {id, type, source_id, source_canonical, destination_id,
 //                        destination_canonical, valid_at, invalid_at, seq}),
 //   $memories (list of {event, id, text, hash, embedding, metadata, meta, role, expires_at, seq,
-//                       mentions: list of {id, canonical}}),
+//                       mentions: list of {id, canonical}, said_at, turn, times, time_from, time_to}),
 //   $messages (list of {offset, role, content, timestamp, expires_at}), $keep_messages,
 //   $idempotency_key (null, or a bulk import's key: an (:ImportKey) created with the add; one that
 //   exists already fails the uniqueness rule and rolls the add back)
@@ -128,7 +129,8 @@ CALL () {
       CREATE (m:Memory {id: x.id})
       SET m += $scope_ids, m += x.meta, m.scope = $scope, m.text = x.text, m.hash = x.hash,
           m.metadata = x.metadata, m.role = x.role, m.created_at = $at, m.updated_at = $at, m.seq = x.seq,
-          m.expires_at = x.expires_at
+          m.expires_at = x.expires_at,
+          m.said_at = x.said_at, m.turn = x.turn, m.times = x.times, m.time_from = x.time_from, m.time_to = x.time_to
       WITH m, x
       CALL db.create.setNodeVectorProperty(m, 'embedding', x.embedding)
       OPTIONAL MATCH (p:ScopePartition {scope: $scope})
@@ -137,6 +139,8 @@ CALL () {
       UNION ALL
       WITH * WHERE x.event = 'UPDATE' AND known.scope = $scope AND known.deleted_at IS NULL
       SET known.text = x.text, known.hash = x.hash, known.updated_at = $at
+      FOREACH (_ IN CASE WHEN x.times IS NULL THEN [] ELSE [1] END |
+        SET known.times = x.times, known.time_from = x.time_from, known.time_to = x.time_to)
       WITH known AS m, x
       CALL db.create.setNodeVectorProperty(m, 'embedding', x.embedding)
       CALL (m, x) {

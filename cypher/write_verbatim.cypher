@@ -5,7 +5,8 @@
 // A key that exists already fails the uniqueness rule and rolls the whole batch back (the caller
 // asked imported_keys first, so that only happens when two importers race).
 // Parameters: $adds (list of {scope, scope_ids, at, add_id, key, keep_messages,
-//   memories: list of {id, text, hash, embedding, metadata, meta, role, expires_at, seq},
+//   memories: list of {id, text, hash, embedding, metadata, meta, role, expires_at, seq, said_at, turn,
+//                      times, time_from, time_to},
 //   messages: list of {offset, role, content, timestamp, expires_at}})
 UNWIND $adds AS a
 CALL (a) {
@@ -13,7 +14,8 @@ CALL (a) {
   CREATE (m:Memory {id: x.id})
   SET m += a.scope_ids, m += x.meta, m.scope = a.scope, m.text = x.text, m.hash = x.hash,
       m.metadata = x.metadata, m.role = x.role, m.created_at = a.at, m.updated_at = a.at, m.seq = x.seq,
-      m.expires_at = x.expires_at
+      m.expires_at = x.expires_at,
+      m.said_at = x.said_at, m.turn = x.turn, m.times = x.times, m.time_from = x.time_from, m.time_to = x.time_to
   WITH m, x, a
   CALL db.create.setNodeVectorProperty(m, 'embedding', x.embedding)
   OPTIONAL MATCH (p:ScopePartition {scope: a.scope})

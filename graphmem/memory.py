@@ -29,6 +29,7 @@ from graphmem.retention import Retention, expiration
 from graphmem.retrieval import SearchPreset, get_preset
 from graphmem.retrieval.graph import search_relations
 from graphmem.retrieval.memories import search_memories
+from graphmem.retrieval.when import annotate_times, parse_query
 from graphmem.stages.conversation import Message
 from graphmem.stages.facts import FactExtractionStage
 from graphmem.stages.graph_extraction import SELF_WORDS, GraphExtractionStage
@@ -158,6 +159,8 @@ class Memory:
             self._retention.stamp(outcome.write, expiration_date)
             if key is not None and outcome.write is not None:
                 outcome.write.idempotency_key = key
+            if outcome.write is not None:
+                annotate_times(outcome.write.memories, reference_time)
             self._commit(outcome)
         self._retention.maybe_purge()
         self._maybe_summarize(scope, outcome)
@@ -189,7 +192,11 @@ class Memory:
         outcome = AddOutcome(add_id=new_id())
         write = GraphWrite(add_id=outcome.add_id, scope=scope, at=utcnow(), keep_messages=self.config.context.max_messages,
                            idempotency_key=key)
-        write.memories = [MemoryWrite("ADD", new_id(), m.content, v, metadata, m.role) for m, v in zip(parsed, vectors, strict=True)]
+        write.memories = [
+            MemoryWrite("ADD", new_id(), m.content, v, metadata, m.role, said_at=reference_time, position=i)
+            for i, (m, v) in enumerate(zip(parsed, vectors, strict=True))
+        ]
+        annotate_times(write.memories, reference_time)
         write.messages = log_messages([m for m in parsed if m.role in ("user", "assistant")], reference_time)
         outcome.write = write
         self._retention.stamp(write, expiration_date)
@@ -307,7 +314,8 @@ class Memory:
         when = parse_time(as_of, field_name="as_of")
         known = parse_time(known_at, field_name="known_at")
         embedding = self.embedder.embed_one(query)
-        memories = search_memories(self.store, scope, query, embedding, chosen, limit, filters, when or known, threshold)
+        asked = parse_query(query, when or known or utcnow()) if chosen.weights.get("time") else None
+        memories = search_memories(self.store, scope, query, embedding, chosen, limit, filters, when or known, threshold, asked)
         wanted = RELATION_CANDIDATES if types.active else limit  # filtered before the cut
         relations = search_relations(self.store, scope, query, embedding, chosen, wanted, as_of=when, known_at=known)
         relations = types.apply(relations, limit)
@@ -366,6 +374,7 @@ class Memory:
         outcome = AddOutcome(add_id=new_id(), previous={item.id: item.text})
         outcome.write = GraphWrite(add_id=outcome.add_id, scope=scope, at=utcnow())
         outcome.write.memories = [MemoryWrite("UPDATE", item.id, text, self.embedder.embed_one(text), role=item.role)]
+        annotate_times(outcome.write.memories, item.said_at or item.created_at)
         self._commit(outcome)
         return {"message": "Memory updated successfully!", "id": item.id, "memory": text}
 

@@ -34,6 +34,10 @@ class MemoryResult(TypedDict):
     deleted_at: NotRequired[str]
     score: NotRequired[float]  # search only
     scores: NotRequired[dict[str, float]]  # search only: the per-signal scores before fusion
+    said_at: NotRequired[str]  # stored from a message (infer=False): when it was said
+    times: NotRequired[list[dict[str, str | None]]]  # its resolved time expressions {text, start, end, period}
+    context: NotRequired[list[dict[str, Any]]]  # search with neighbours_as="context": neighbouring messages
+    offset: NotRequired[int]  # a context item: -1 the message before its hit, +1 after
 
 
 class AddedMemory(TypedDict):
@@ -64,6 +68,8 @@ class RelationResult(TypedDict):
     source_attributes: NotRequired[dict[str, Any]]
     destination_attributes: NotRequired[dict[str, Any]]
     event: NotRequired[str]  # add only: what the add did to it
+    hops: NotRequired[int]  # search(hops=2): a relation found two hops from a seed entity
+    path: NotRequired[list[dict[str, str]]]  # ... and the steps from the seed {source, relationship, destination}
 
 
 class SearchResult(TypedDict):

@@ -12,7 +12,7 @@ import re
 import unicodedata
 import uuid
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from graphmem.errors import InvalidInputError, MissingScopeError
@@ -263,9 +263,54 @@ class Relation:
             out["destination_attributes"] = dict(self.destination_attributes)
 
 
+@dataclass(frozen=True)
+class TimeSpan:
+    """A time expression of a text resolved against when it was said: "last Saturday" said on
+    2023-05-08 is [2023-05-06, 2023-05-07). ``end`` is exclusive; ``period`` is day, week, month or year."""
+
+    text: str
+    start: datetime
+    end: datetime
+    period: str = "day"
+
+    def to_dict(self) -> dict[str, str | None]:
+        return {"text": self.text, "start": iso(self.start), "end": iso(self.end), "period": self.period}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TimeSpan:
+        start, end = parse_time(data["start"]), parse_time(data["end"])
+        assert start is not None and end is not None
+        return cls(str(data["text"]), start, end, str(data.get("period") or "day"))
+
+
+def time_words(spans: list[TimeSpan] | tuple[TimeSpan, ...]) -> str:
+    """The resolved dates as words a BM25 index can match: "6 May 2023 Saturday", "November 2022", "2019"."""
+    words = []
+    for s in spans:
+        if s.period == "year":
+            words.append(f"{s.start:%Y}")
+        elif s.period in ("month", "week"):
+            last = s.end - timedelta(days=1)
+            words.append(f"{s.start:%B %Y}" if last.month == s.start.month else f"{s.start:%B} {last:%B %Y}")
+        else:
+            words.append(f"{s.start.day} {s.start:%B %Y %A}")
+    return " ".join(words)
+
+
+def turn_key(said_at: datetime, at: datetime, position: int) -> str:
+    """The order of a message among its scope's messages: when it was said, then when it was stored,
+    then its place in the add. A sortable string, so both stores can range-scan it."""
+    said, stored = said_at.astimezone(timezone.utc), at.astimezone(timezone.utc)
+    return f"{said:%Y%m%dT%H%M%S.%f}|{stored:%Y%m%dT%H%M%S.%f}|{position:06d}"
+
+
 @dataclass
 class MemoryItem:
-    """A short memory fact (the vector memory), soft-deleted by the update stage."""
+    """A short memory fact (the vector memory), soft-deleted by the update stage.
+
+    A memory stored from a message (``add(infer=False)``) has ``said_at`` and a ``turn`` (its place
+    in the conversation, see turn_key); ``times`` holds the time expressions of its text, resolved.
+    ``context`` holds neighbouring messages when a search preset returns them as context."""
 
     id: str
     text: str
@@ -282,9 +327,14 @@ class MemoryItem:
     score: float | None = None
     scores: dict[str, float] = field(default_factory=dict)
     expires_at: datetime | None = None  # retention
+    said_at: datetime | None = None
+    turn: str | None = None
+    times: list[TimeSpan] = field(default_factory=list)
+    context: list[dict[str, Any]] | None = None
 
     def to_dict(self) -> MemoryResult:
-        """mem0's shape: id, memory, hash, metadata, created_at, updated_at and the scope keys."""
+        """mem0's shape: id, memory, hash, metadata, created_at, updated_at and the scope keys; plus
+        said_at / times when known and context when a preset attached neighbouring messages."""
         out: MemoryResult = {
             "id": self.id,
             "memory": self.text,
@@ -302,6 +352,12 @@ class MemoryItem:
             out["score"] = round(self.score, 6)
         if self.scores:
             out["scores"] = {k: round(v, 6) for k, v in self.scores.items()}
+        if self.said_at is not None:
+            out["said_at"] = iso(self.said_at) or ""
+        if self.times:
+            out["times"] = [t.to_dict() for t in self.times]
+        if self.context is not None:
+            out["context"] = self.context
         return out
 
 
@@ -360,6 +416,12 @@ class MemoryWrite:
     role: str | None = None
     entity_ids: list[str] = field(default_factory=list)  # entities the memory mentions (ADD / UPDATE)
     expires_at: datetime | None = None  # retention (ADD only): invisible from then on, purged later
+    #: when the message was said; set for a memory stored from a message, whose place in the
+    #: conversation (``turn``) the store derives from it (turn_key with the write's time)
+    said_at: datetime | None = None
+    position: int = 0  # the message's place in its add
+    #: resolved time expressions of the text (retrieval.when); None: not computed, keep what is stored
+    times: list[TimeSpan] | None = None
 
     @property
     def hash(self) -> str:

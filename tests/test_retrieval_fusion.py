@@ -1,4 +1,4 @@
-"""Fusion helpers of the retriever: score fusion, RRF and the neighbour (context) boost."""
+"""Fusion helpers of the retriever: score fusion and RRF."""
 
 from __future__ import annotations
 
@@ -7,23 +7,7 @@ import re
 import pytest
 
 from graphmem.retrieval import HYBRID, HYBRID_RRF
-from graphmem.retrieval.fusion import neighbour_boost, rrf, score_sum
-
-
-def test_neighbour_boost_adds_a_share_of_the_best_neighbour_in_storage_order():
-    scores = [1.0, 0.2, 0.5, 0.0]
-    order = [3, 1, 0, 2]  # candidate indexes, oldest first: 3, 1, 0, 2
-    boosted = neighbour_boost(scores, order, 0.5)
-    assert boosted == pytest.approx([1.0 + 0.5 * 0.5, 0.2 + 0.5 * 1.0, 0.5 + 0.5 * 1.0, 0.0 + 0.5 * 0.2])
-
-
-def test_neighbour_boost_without_weight_or_neighbours_changes_nothing():
-    assert neighbour_boost([0.3, 0.7], [0, 1], 0.0) == [0.3, 0.7]
-    assert neighbour_boost([0.3], [0], 0.5) == [0.3]
-
-
-def test_negative_neighbour_scores_add_nothing():
-    assert neighbour_boost([1.0, -2.0], [0, 1], 0.5) == pytest.approx([1.0, -1.5])
+from graphmem.retrieval.fusion import rrf, score_sum
 
 
 def test_score_sum_keeps_margins_and_rrf_keeps_ranks():

@@ -3,6 +3,7 @@
 from graphmem.retrieval.presets import (
     BM25_ONLY,
     HYBRID,
+    HYBRID_CONTEXT,
     HYBRID_RRF,
     PRESETS,
     VECTOR_ONLY,
@@ -10,4 +11,4 @@ from graphmem.retrieval.presets import (
     get_preset,
 )
 
-__all__ = ["BM25_ONLY", "HYBRID", "HYBRID_RRF", "PRESETS", "SearchPreset", "VECTOR_ONLY", "get_preset"]
+__all__ = ["BM25_ONLY", "HYBRID", "HYBRID_CONTEXT", "HYBRID_RRF", "PRESETS", "SearchPreset", "VECTOR_ONLY", "get_preset"]

@@ -42,24 +42,6 @@ def score_sum(signals: Mapping[str, Sequence[float]], weights: Mapping[str, floa
     return fused
 
 
-def neighbour_boost(scores: Sequence[float], order: Sequence[int], weight: float) -> list[float]:
-    """Each candidate gains ``weight`` x the best score of its neighbours in ``order`` (candidate
-    indexes in the order they were stored): the candidate stored just before and just after it.
-
-    What is relevant clusters in time: the answer to "what did Mel paint?" is often the turn after
-    the one that matches the question's words ("look at this!" after "Did you paint lately?"). The
-    neighbours are taken among the candidates, so no extra query is needed; a neighbour that is
-    not a candidate matched nothing and would add nothing.
-    """
-    out = list(scores)
-    if not weight or len(order) < 2:
-        return out
-    for pos, i in enumerate(order):
-        best = max(scores[order[p]] for p in (pos - 1, pos + 1) if 0 <= p < len(order))
-        out[i] += weight * max(best, 0.0)
-    return out
-
-
 def fuse(signals: Mapping[str, Sequence[float]], weights: Mapping[str, float], method: str, k: int = 60) -> list[float]:
     return rrf(signals, weights, k) if method == "rrf" else score_sum(signals, weights)
 

@@ -1,20 +1,33 @@
-"""Memory-fact search: vector and fulltext candidates from the store, BM25 on them, fused.
+"""Memory-fact search: candidates from the store, their conversation and time context, BM25, fused.
 
-The store's fulltext hits only widen the candidate pool: its score is BM25 too, over raw lowercase
-tokens, so fusing it beside our BM25 (stopwords, stemming) counted the same word matches twice and
-let function words vote (LOCOMO recall@10: 0.677 -> 0.695 without it). It stays in ``scores``.
+1. ``search_memories`` (one round trip): vector and fulltext candidates. The store's fulltext hits
+   only widen the pool: its score is BM25 over raw tokens, so fusing it beside our BM25 (stopwords,
+   stemming) counted the same word matches twice (LOCOMO recall@10: 0.677 -> 0.695 without it).
+2. ``memory_context`` (one more round trip, only when the preset or the question needs it): the
+   messages just before and after the best hits (by turn order, fetched even when they were not
+   candidates: the answer to "how did you two meet?" is often the turn after the one that matches
+   the question), and the memories whose resolved times fall in the question's date range.
+3. Own scores: BM25 over the pool (the text plus the words of its resolved dates), vector, and a
+   ``time`` signal (the item's dates overlap the question's range; or, for "when ..." questions, the
+   item names a time), fused by the preset. Then each item gains ``preset.context`` x the best own
+   score of its direct neighbours in the conversation.
+4. ``neighbours_as="hits"``: fetched neighbours are ranked as hits of their own; ``"context"``: they
+   ride along on their hit as ``context`` and only candidates are ranked.
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
 from datetime import datetime
 from typing import Any
 
-from graphmem.retrieval.fusion import fuse, neighbour_boost
+from graphmem.retrieval.fusion import fuse
 from graphmem.retrieval.presets import SearchPreset
 from graphmem.retrieval.text import BM25
+from graphmem.retrieval.when import QueryTime, overlap
 from graphmem.stores.base import GraphStore, MemoryQuery
-from graphmem.types import MemoryItem, Scope
+from graphmem.stores.memory_context import ContextQuery, MemoryContext
+from graphmem.types import MemoryItem, Scope, time_words
 
 #: candidates fetched per signal, relative to the requested limit
 OVERFETCH = 3
@@ -30,27 +43,94 @@ def search_memories(
     filters: dict[str, Any] | None = None,
     as_of: datetime | None = None,
     threshold: float | None = None,
+    when: QueryTime | None = None,
 ) -> list[MemoryItem]:
     top_k = max(limit * OVERFETCH, 30)
     candidates = store.search_memories(scope, MemoryQuery(embedding, query, top_k=top_k, filters=filters, as_of=as_of))
-    if threshold is not None:
-        candidates = [m for m in candidates if m.scores.get("vector", 0.0) >= threshold]
-    if not candidates:
+    candidates = _above(candidates, threshold)
+    when = when if preset.weights.get("time") else None
+    dated = bool(when and when.spans)
+    if not candidates and not dated:
         return []
-    bm25 = BM25([m.text for m in candidates]).scores(query)
-    signals = {"vector": [m.scores.get("vector", 0.0) for m in candidates], "bm25": bm25}
-    fused = fuse(signals, preset.weights, preset.fusion, k=preset.rrf_k)
-    stored = sorted(range(len(candidates)), key=lambda i: _timestamp(candidates[i]))  # stable: ties keep rank order
-    boosted = neighbour_boost(fused, stored, preset.context)
-    for item, score, own, b in zip(candidates, boosted, fused, bm25, strict=False):
-        item.scores["bm25"] = b
+    pool = {m.id: m for m in candidates}
+    context = MemoryContext()
+    if (preset.neighbours and candidates) or dated:
+        own = _own_scores(list(pool.values()), query, preset, when)
+        seeds = sorted(pool, key=lambda i: -own[i])[:limit] if preset.neighbours else []
+        ask = ContextQuery(embedding, seeds, preset.neighbours, preset.neighbours, filters=filters, as_of=as_of, time_k=top_k)
+        if dated and when is not None:
+            ask.time_from, ask.time_to = when.start, when.end
+        context = store.memory_context(scope, ask)
+        for item in _above(context.dated, threshold):
+            pool.setdefault(item.id, item)
+        if preset.neighbours_as == "hits":
+            for n in context.neighbours:
+                if threshold is None or n.item.scores.get("vector", 0.0) >= threshold:
+                    pool.setdefault(n.item.id, n.item)
+    return _rank(pool, context, query, preset, when, limit)
+
+
+def _rank(
+    pool: dict[str, MemoryItem], context: MemoryContext, query: str, preset: SearchPreset, when: QueryTime | None, limit: int
+) -> list[MemoryItem]:
+    scored = dict(pool)
+    for n in context.neighbours:  # neighbours shown as context are scored too
+        scored.setdefault(n.item.id, n.item)
+    own = _own_scores(list(scored.values()), query, preset, when)
+    adjacent: dict[str, set[str]] = defaultdict(set)
+    for n in context.neighbours:
+        if abs(n.offset) == 1:
+            adjacent[n.of].add(n.item.id)
+            adjacent[n.item.id].add(n.of)
+    for item_id, item in pool.items():
+        boost = preset.context * max((max(own[j], 0.0) for j in adjacent[item_id]), default=0.0)
         if preset.context:
-            item.scores["context"] = score - own
-        item.score = score
-    ranked = [m for m in candidates if (m.score or 0) > 0]
-    ranked.sort(key=lambda m: (-(m.score or 0), -_timestamp(m)))
-    return ranked[:limit]
+            item.scores["context"] = boost
+        item.score = own[item_id] + boost
+    ranked = [m for m in pool.values() if (m.score or 0) > 0]
+    ranked.sort(key=lambda m: (-(m.score or 0), -(m.created_at.timestamp() if m.created_at else 0.0)))
+    ranked = ranked[:limit]
+    if preset.neighbours_as == "context":
+        _attach(ranked, context, scored, own)
+    return ranked
 
 
-def _timestamp(item: MemoryItem) -> float:
-    return item.created_at.timestamp() if item.created_at else 0.0
+def _own_scores(items: list[MemoryItem], query: str, preset: SearchPreset, when: QueryTime | None) -> dict[str, float]:
+    """Each item's fused score on its own (vector, BM25 over text + date words, time); sets ``scores``."""
+    with_dates = bool(preset.weights.get("time"))
+    bm25 = BM25([f"{m.text} {time_words(m.times)}" if with_dates and m.times else m.text for m in items]).scores(query)
+    signals = {"vector": [m.scores.get("vector", 0.0) for m in items], "bm25": bm25}
+    if when:
+        signals["time"] = [time_score(m, when) for m in items]
+    fused = fuse(signals, preset.weights, preset.fusion, k=preset.rrf_k)
+    for i, m in enumerate(items):
+        m.scores["bm25"] = bm25[i]
+        if "time" in signals:
+            m.scores["time"] = signals["time"][i]
+    return {m.id: score for m, score in zip(items, fused, strict=True)}
+
+
+def time_score(item: MemoryItem, when: QueryTime) -> float:
+    """1 when the item's resolved times overlap the question's range (0.5 when only the moment it
+    was said does); without a range, for a question that asks when, 1 when the item names a time."""
+    start, end = when.start, when.end
+    if start is not None and end is not None:
+        if overlap(item.times, start, end):
+            return 1.0
+        return 0.5 if item.said_at is not None and start <= item.said_at < end else 0.0
+    return 1.0 if when.asks_when and item.times else 0.0
+
+
+def _attach(ranked: list[MemoryItem], context: MemoryContext, scored: dict[str, MemoryItem], own: dict[str, float]) -> None:
+    by_hit: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for n in context.neighbours:
+        entry: dict[str, Any] = dict(n.item.to_dict())
+        entry.pop("scores", None)
+        entry.update(offset=n.offset, score=round(own.get(n.item.id, 0.0), 6))
+        by_hit[n.of].append(entry)
+    for m in ranked:
+        m.context = sorted(by_hit.get(m.id, []), key=lambda e: e["offset"])
+
+
+def _above(items: list[MemoryItem], threshold: float | None) -> list[MemoryItem]:
+    return items if threshold is None else [m for m in items if m.scores.get("vector", 0.0) >= threshold]

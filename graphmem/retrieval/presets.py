@@ -26,9 +26,14 @@ class SearchPreset:
     #: "score": weighted sum of max-normalised scores; "rrf": reciprocal-rank fusion
     fusion: Fusion = "score"
     rrf_k: int = 60
-    #: memories only: weight of the best fused score among a candidate's neighbours in storage order
-    #: (fusion.neighbour_boost); 0 ranks every memory on its own
+    #: memories only: an item gains ``context`` x the best own score of the messages just before and
+    #: after it in its conversation (fetched with ``neighbours``); 0 ranks every memory on its own
     context: float = 0.0
+    #: memories only: messages fetched before and after each of the best hits (one extra round trip;
+    #: 0: none). ``neighbours_as``: "hits" ranks them as hits of their own, "context" attaches them
+    #: to their hit as ``context``
+    neighbours: int = 0
+    neighbours_as: Literal["hits", "context"] = "hits"
     seed_top_k: int = 10
     seed_threshold: float = 0.3
 
@@ -58,12 +63,14 @@ def _number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
-HYBRID = SearchPreset("hybrid", {"vector": 1.0, "bm25": 1.0, "fulltext": 0.5, "seed": 0.5}, context=0.25)
+_HYBRID_WEIGHTS = {"vector": 1.0, "bm25": 1.0, "fulltext": 0.5, "seed": 0.5, "time": 0.5}
+HYBRID = SearchPreset("hybrid", _HYBRID_WEIGHTS, context=0.25, neighbours=1)
+HYBRID_CONTEXT = SearchPreset("hybrid_context", _HYBRID_WEIGHTS, context=0.25, neighbours=1, neighbours_as="context")
 HYBRID_RRF = SearchPreset("hybrid_rrf", {"vector": 1.0, "bm25": 1.0, "fulltext": 0.5, "seed": 0.5}, fusion="rrf")
 VECTOR_ONLY = SearchPreset("vector", {"vector": 1.0})
 BM25_ONLY = SearchPreset("bm25", {"bm25": 1.0})
 
-PRESETS = {p.name: p for p in (HYBRID, HYBRID_RRF, VECTOR_ONLY, BM25_ONLY)}
+PRESETS = {p.name: p for p in (HYBRID, HYBRID_CONTEXT, HYBRID_RRF, VECTOR_ONLY, BM25_ONLY)}
 
 
 def get_preset(preset: str | SearchPreset | None) -> SearchPreset:

@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from graphmem.stores.locks import locks_of
+from graphmem.stores.memory_context import ContextQuery, MemoryContext
 from graphmem.types import Conversation, Entity, GraphWrite, MemoryItem, Relation, Scope
 
 
@@ -151,6 +152,14 @@ class GraphStore(ABC):
         """Candidates by vector (top_k by cosine) and by fulltext on the text (top_k), merged by id,
         with ``scores`` {"vector": cosine or 0, "fulltext": 0..1 normalised}; metadata filters and
         the time filter applied in the store; one round trip."""
+
+    @abstractmethod
+    def memory_context(self, scope: Scope, query: ContextQuery) -> MemoryContext:
+        """One round trip: for each hit of ``query.ids`` (memories of the scope that were stored from
+        messages, i.e. have a ``turn``), the eligible memories just before and after it in turn order
+        within the hit's stored scope; and, when the query has a time range, the ``time_k`` eligible
+        memories of the scope (by cosine) whose resolved times overlap it. Items carry
+        ``scores={"vector": cosine}``."""
 
     @abstractmethod
     def get_memory(self, memory_id: str) -> MemoryItem | None:

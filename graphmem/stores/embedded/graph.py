@@ -39,7 +39,9 @@ from graphmem.stores.embedded.conversations import ConversationLogs
 from graphmem.stores.embedded.memories import MemoryFacts
 from graphmem.types import Entity, Relation, iso, parse_time
 
-TIME_FIELDS = frozenset({"created_at", "updated_at", "valid_at", "invalid_at", "expired_at", "deleted_at", "expires_at"})
+TIME_FIELDS = frozenset(
+    {"created_at", "updated_at", "valid_at", "invalid_at", "expired_at", "deleted_at", "expires_at", "said_at"}
+)
 WORD = re.compile(r"\w+")
 Op = list[Any]
 Attrs = dict[str, Any]

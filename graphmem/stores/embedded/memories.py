@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from graphmem.stores.lifecycle import is_expired
-from graphmem.types import MemoryItem
+from graphmem.types import MemoryItem, TimeSpan
 
 Attrs = dict[str, Any]
 TOKEN = re.compile(r"\w+")
@@ -105,13 +105,22 @@ class MemoryFacts:
         self.rows: dict[str, Attrs] = {}
         self.by_scope: dict[str, dict[str, None]] = {}  # scope key -> ordered set of memory ids
         self._indexes: dict[str, MemoryIndex] = {}
+        self._turns: dict[str, list[Attrs]] = {}  # scope key -> its message memories in turn order
 
     # --- changes (attrs arrive decoded: datetimes parsed, _seq set) ------------------------------
 
     def create(self, attrs: Attrs) -> None:
         attrs["embedding"] = unit(attrs["embedding"])
         attrs["mentions"] = list(attrs.get("mentions", []))
+        for key, default in (("said_at", None), ("turn", None), ("times", [])):
+            attrs.setdefault(key, default)  # rows written before messages had a turn
         self.rows[attrs["id"]] = attrs
+        turns = self._turns.get(attrs["scope"])
+        if attrs["turn"] is not None and turns is not None:
+            if turns and turns[-1]["turn"] > attrs["turn"]:
+                self._turns.pop(attrs["scope"])  # said before the newest: rebuilt in order when read
+            else:
+                turns.append(attrs)
         self.by_scope.setdefault(attrs["scope"], {})[attrs["id"]] = None
         index = self._indexes.get(attrs["scope"])
         if index is not None and (not index.rows or _order(index.rows[-1]) <= _order(attrs)):
@@ -126,6 +135,8 @@ class MemoryFacts:
         if changes.get("metadata") is not None:
             row["metadata"] = changes["metadata"]
         row["mentions"] += [e for e in changes.get("mentions", []) if e not in row["mentions"]]
+        if changes.get("times") is not None:
+            row["times"] = changes["times"]
         self._indexes.pop(row["scope"], None)
 
     def soft_delete(self, memory_id: str, at: datetime | None) -> None:
@@ -135,11 +146,13 @@ class MemoryFacts:
         row = self.rows.pop(memory_id)
         self.by_scope.get(row["scope"], {}).pop(memory_id, None)
         self._indexes.pop(row["scope"], None)
+        self._turns.pop(row["scope"], None)
 
     def drop_scope(self, key: str) -> None:
         for memory_id in self.by_scope.pop(key, {}):
             del self.rows[memory_id]
         self._indexes.pop(key, None)
+        self._turns.pop(key, None)
 
     # --- reads -------------------------------------------------------------------------------
 
@@ -153,6 +166,15 @@ class MemoryFacts:
             for row in self.scope_rows(key):
                 index.append(row)
         return index
+
+
+    def turns(self, key: str) -> list[Attrs]:
+        """The scope's memories stored from messages, in turn order (when said, then when stored)."""
+        turns = self._turns.get(key)
+        if turns is None:
+            rows = (self.rows[i] for i in self.by_scope.get(key, {}))
+            turns = self._turns[key] = sorted((r for r in rows if r["turn"] is not None), key=lambda r: r["turn"])
+        return turns
 
 
 def _order(row: Attrs) -> tuple[datetime, int]:
@@ -188,4 +210,5 @@ def memory_item(row: Attrs, score: float | None = None, scores: dict[str, float]
         run_id=row["run_id"], metadata=deepcopy(row["metadata"]), role=row["role"], created_at=row["created_at"],
         updated_at=row["updated_at"], deleted_at=row["deleted_at"], score=score, scores=dict(scores or {}),
         expires_at=row.get("expires_at"),
+        said_at=row["said_at"], turn=row["turn"], times=[TimeSpan.from_dict(t) for t in row["times"]],
     )  # fmt: skip

@@ -14,7 +14,7 @@ from graphmem.errors import InvalidInputError, StoreError
 from graphmem.stores.embedded.conversations import message_attrs
 from graphmem.stores.embedded.graph import MemoryGraph, Op, is_current
 from graphmem.stores.embedded.memories import unit
-from graphmem.types import GraphWrite, MemoryWrite, iso, new_id, parse_time
+from graphmem.types import GraphWrite, MemoryWrite, iso, new_id, parse_time, turn_key
 
 MEMORY_EVENTS = ("ADD", "UPDATE", "DELETE")
 
@@ -122,6 +122,7 @@ class WritePlanner:
                     "metadata": _json_object(m.metadata or {}), "role": m.role, "mentions": mentions,
                     "scope": key, **w.scope.properties(), "created_at": at, "updated_at": at, "deleted_at": None,
                     "expires_at": _iso(m.expires_at),
+                    **_said(m, w.at),
                 }])  # fmt: skip
                 live[m.id] = True
             elif m.event == "UPDATE" and live.get(m.id):
@@ -129,6 +130,8 @@ class WritePlanner:
                 changes.update(updated_at=at, mentions=mentions)
                 if m.metadata is not None:
                     changes["metadata"] = _json_object(m.metadata)
+                if m.times is not None:
+                    changes["times"] = [t.to_dict() for t in m.times]
                 ops.append(["memory_update", m.id, changes])
             elif m.event == "DELETE" and live.get(m.id):
                 ops.append(["memory_soft_delete", m.id, at])
@@ -138,6 +141,16 @@ class WritePlanner:
         if m.embedding is None:
             raise InvalidInputError(f"memory {m.event} of {m.id!r} has no embedding")
         return unit(self.vector(m.embedding)).tolist()
+
+
+def _said(m: MemoryWrite, at: datetime) -> dict[str, Any]:
+    """When a message memory was said, its place in the conversation, and its resolved times."""
+    said_at = parse_time(m.said_at)
+    return {
+        "said_at": iso(said_at),
+        "turn": None if said_at is None else turn_key(said_at, at, m.position),
+        "times": [t.to_dict() for t in m.times or []],
+    }
 
 
 def _iso(value: datetime | None) -> str | None:

@@ -37,8 +37,10 @@ from graphmem.stores.embedded.graph import (
 )
 from graphmem.stores.embedded.journal import Journal
 from graphmem.stores.embedded.memories import matches, memory_item, unit, visible
+from graphmem.stores.embedded.neighbours import memory_context
 from graphmem.stores.embedded.plan import WritePlanner
 from graphmem.stores.lifecycle import Erased, is_expired
+from graphmem.stores.memory_context import ContextQuery, MemoryContext
 from graphmem.types import (
     Conversation,
     Entity,
@@ -200,6 +202,11 @@ class EmbeddedStore(GraphStore):
                 out.append(memory_item(rows[i], scores["vector"], scores))
             out.sort(key=lambda m: -max(m.scores.values()))  # stable: ties stay in candidate order
             return out
+
+    def memory_context(self, scope: Scope, query: ContextQuery) -> MemoryContext:
+        with self._lock:
+            self._begin()
+            return memory_context(self._graph.memories, scope, query, unit(self._vector(query.embedding)))
 
     def get_memory(self, memory_id: str) -> MemoryItem | None:
         with self._lock:

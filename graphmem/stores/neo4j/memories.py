@@ -16,6 +16,7 @@ from typing import Any
 
 from graphmem.errors import InvalidInputError
 from graphmem.stores.base import MemoryQuery
+from graphmem.stores.memory_context import ContextQuery, MemoryContext, Neighbour
 from graphmem.stores.neo4j.values import (
     Statement,
     VectorPlan,
@@ -26,7 +27,7 @@ from graphmem.stores.neo4j.values import (
     utc,
     vector,
 )
-from graphmem.types import GraphWrite, MemoryItem, MemoryWrite, Scope, utcnow
+from graphmem.types import GraphWrite, MemoryItem, MemoryWrite, Scope, TimeSpan, turn_key, utcnow
 
 MEMORY_EVENTS = ("ADD", "UPDATE", "DELETE")
 META_PREFIX = "meta."
@@ -77,7 +78,21 @@ def filter_rows(filters: Mapping[Any, Any] | None) -> list[dict[str, Any]]:
 
 def memory_rows(write: GraphWrite, canonical_of: Mapping[str, str]) -> list[dict[str, Any]]:
     """The $memories parameter of write_graph.cypher; raises InvalidInputError for a malformed item."""
-    return [_memory_row(m, seq, canonical_of) for seq, m in enumerate(write.memories)]
+    return [{**_memory_row(m, seq, canonical_of), **said_properties(m, write.at)} for seq, m in enumerate(write.memories)]
+
+
+def said_properties(m: MemoryWrite, at: datetime) -> dict[str, Any]:
+    """A message memory's said_at and turn (its place in the conversation, types.turn_key) and the
+    text's resolved times: ``times`` JSON (null: keep the stored ones) and their overall range."""
+    said_at = m.said_at
+    times = m.times if m.times is not None else ([] if m.event == "ADD" else None)
+    return {
+        "said_at": utc(said_at),
+        "turn": None if said_at is None else turn_key(said_at, at, m.position),
+        "times": None if times is None else json.dumps([t.to_dict() for t in times]),
+        "time_from": utc(min(t.start for t in times)) if times else None,
+        "time_to": utc(max(t.end for t in times)) if times else None,
+    }
 
 
 def _memory_row(m: MemoryWrite, seq: int, canonical_of: Mapping[str, str]) -> dict[str, Any]:
@@ -169,4 +184,34 @@ def to_memory(row: Mapping[str, Any], scores: dict[str, float] | None = None) ->
         role=row.get("role"), created_at=created, updated_at=from_db_time(row.get("updated_at")),
         deleted_at=from_db_time(row.get("deleted_at")), expires_at=from_db_time(row.get("expires_at")),
         score=None if scores is None else scores["vector"], scores=dict(scores or {}),
+        said_at=from_db_time(row.get("said_at")), turn=row.get("turn"),
+        times=[TimeSpan.from_dict(t) for t in json.loads(row.get("times") or "[]")],
     )  # fmt: skip
+
+
+def memory_context(scope: Scope, query: ContextQuery) -> Statement:
+    return Statement(
+        "memory_context",
+        {
+            "scope": scope.key,
+            "embedding": vector(query.embedding),
+            "ids": list(dict.fromkeys(query.ids)),
+            "before": max(0, int(query.before)),
+            "after": max(0, int(query.after)),
+            "time_from": utc(query.time_from),
+            "time_to": utc(query.time_to),
+            "time_k": max(0, int(query.time_k)),
+            "filters": filter_rows(query.filters),
+            "as_of": utc(query.as_of),
+            "now": utc(utcnow()),
+        },
+    )
+
+
+def to_context(row: Mapping[str, Any]) -> MemoryContext:
+    out = MemoryContext()
+    for n in row["neighbours"]:
+        out.neighbours.append(Neighbour(n["of"], int(n["offset"]), to_memory(n["memory"], {"vector": float(n["vector"])})))
+    for d in row["dated"]:
+        out.dated.append(to_memory(d["memory"], {"vector": float(d["vector"])}))
+    return out

@@ -48,6 +48,8 @@ SCHEMA = (
     "schema_memory_expires_at_index",
     "schema_message_expires_at_index",
     "schema_import_key_unique",
+    "schema_memory_turn_index",
+    "schema_memory_time_index",
 )
 
 #: The vector indexes setup() checks for the store's dimension.

@@ -22,6 +22,7 @@ from neo4j.exceptions import ConfigurationError
 from graphmem.errors import ConfigError, InvalidInputError, StoreError
 from graphmem.stores.base import EntityCandidate, GraphQuery, GraphStore, MemoryQuery
 from graphmem.stores.lifecycle import Erased, is_expired
+from graphmem.stores.memory_context import ContextQuery, MemoryContext
 from graphmem.stores.neo4j import bulk as bulk_queries
 from graphmem.stores.neo4j import conversation as log_queries
 from graphmem.stores.neo4j import lifecycle, partition, queries
@@ -308,6 +309,11 @@ class Neo4jStore(GraphStore):
             memory_queries.to_memory(row["memory"], {"vector": float(row["vector"]), "fulltext": float(row["fulltext"])})
             for row in rows
         ]
+
+    def memory_context(self, scope: Scope, query: ContextQuery) -> MemoryContext:
+        self._check_dims(query.embedding)
+        (row,) = self._query(memory_queries.memory_context(scope, query), read=True)
+        return memory_queries.to_context(row)
 
     def get_memory(self, memory_id: str) -> MemoryItem | None:
         rows = self._query(memory_queries.get_memory(memory_id), read=True)
