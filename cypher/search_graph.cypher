@@ -11,11 +11,14 @@
 // else now; never the server clock): valid_at <= $event_time < invalid_at, open ends allowed, so a
 // relation retired today whose invalid_at lies in the future is still valid until then.
 // $include_invalidated: no time filter.
-// Order: best of the three scores first, then oldest first.
+// Paths: with $hops = 2 the relations two hops from a seed come too, the time filter applied to every
+// relation of the path; such a relation's scores are its seed's times $hop_decay, and it carries the
+// path from the seed ({source, relationship, destination} per step; the shortest when several).
+// Order: best of the three scores first, then fewer hops, then oldest first.
 //
 // Parameters: $scope, $embedding, $threshold, $top_k, $scan_limit, $max_k, $fulltext_terms,
 //             $fulltext_scope, $fulltext_limit, $seed_canonicals, $known_at, $event_time,
-//             $include_invalidated, $relation_limit
+//             $include_invalidated, $relation_limit, $hops (1 or 2), $hop_decay
 CALL () {
   MATCH (n:Entity) WHERE n.scope = $scope
   RETURN count(n) AS scope_size
@@ -71,22 +74,41 @@ CALL (scope_size, total, partition_index) {
   RETURN n AS node, 0.0 AS vector, 0.0 AS fulltext, 1.0 AS seed
 }
 WITH node, max(vector) AS vector, max(fulltext) AS fulltext, max(seed) AS seed
-MATCH (node)-[r]-(:Entity)
-WHERE r.scope = $scope
-  AND ($include_invalidated OR (
-    ($known_at IS NULL OR ((r.created_at IS NULL OR r.created_at <= $known_at)
-                           AND (r.expired_at IS NULL OR $known_at < r.expired_at)))
-    AND (r.valid_at IS NULL OR r.valid_at <= $event_time)
-    AND (r.invalid_at IS NULL OR $event_time < r.invalid_at OR ($known_at IS NOT NULL AND r.expired_at IS NOT NULL))
-  ))
-WITH r, max(vector) AS vector, max(fulltext) AS fulltext, max(seed) AS seed
-WITH r, startNode(r) AS s, endNode(r) AS d, vector, fulltext, seed,
+CALL (node) {
+  MATCH (node)-[r]-(:Entity)
+  WHERE r.scope = $scope
+    AND ($include_invalidated OR (
+      ($known_at IS NULL OR ((r.created_at IS NULL OR r.created_at <= $known_at)
+                             AND (r.expired_at IS NULL OR $known_at < r.expired_at)))
+      AND (r.valid_at IS NULL OR r.valid_at <= $event_time)
+      AND (r.invalid_at IS NULL OR $event_time < r.invalid_at OR ($known_at IS NOT NULL AND r.expired_at IS NOT NULL))
+    ))
+  RETURN [r] AS rs
+  UNION ALL
+  // the guard is a parameter: with $hops = 1 the two-hop expansion never starts
+  WITH node WHERE $hops >= 2
+  MATCH (node)-[path*2..2]-(far:Entity)
+  WHERE far <> node AND all(r IN path WHERE r.scope = $scope
+    AND ($include_invalidated OR (
+      ($known_at IS NULL OR ((r.created_at IS NULL OR r.created_at <= $known_at)
+                             AND (r.expired_at IS NULL OR $known_at < r.expired_at)))
+      AND (r.valid_at IS NULL OR r.valid_at <= $event_time)
+      AND (r.invalid_at IS NULL OR $event_time < r.invalid_at OR ($known_at IS NOT NULL AND r.expired_at IS NOT NULL))
+    )))
+  RETURN path AS rs
+}
+WITH last(rs) AS r, size(rs) AS hops, $hop_decay ^ (size(rs) - 1) AS decay, vector, fulltext, seed,
+     [x IN rs | {source: startNode(x).name, relationship: type(x), destination: endNode(x).name}] AS path
+ORDER BY hops
+WITH r, min(hops) AS hops, head(collect(path)) AS path,
+     max(vector * decay) AS vector, max(fulltext * decay) AS fulltext, max(seed * decay) AS seed
+WITH r, hops, path, startNode(r) AS s, endNode(r) AS d, vector, fulltext, seed,
      reduce(best = 0.0, score IN [vector, fulltext, seed] | CASE WHEN score > best THEN score ELSE best END) AS best
 RETURN r {.id, .valid_at, .invalid_at, .created_at, .updated_at, .expired_at, .mentions, .provenance} AS rel,
        type(r) AS relationship, s.id AS source_id, s.name AS source, d.id AS destination_id, d.name AS destination,
        s.entity_type AS source_type, d.entity_type AS destination_type,
        [k IN keys(s) WHERE k STARTS WITH 'attr_' | [k, s[k]]] AS source_attrs,
        [k IN keys(d) WHERE k STARTS WITH 'attr_' | [k, d[k]]] AS destination_attrs,
-       vector, fulltext, seed
-ORDER BY best DESC, r.created_at, r.seq, r.id
+       vector, fulltext, seed, hops, path
+ORDER BY best DESC, hops, r.created_at, r.seq, r.id
 LIMIT $relation_limit

@@ -288,17 +288,22 @@ class Memory:
         preset: str | SearchPreset | None = None,
         entity_types: list[str] | None = None,
         relationship_types: list[str] | None = None,
+        hops: int = 1,
     ) -> SearchResult:
-        """Memories and relations relevant to ``query``: no LLM call, one embedding, two store queries.
+        """Memories and relations relevant to ``query``: no LLM call, one embedding, two or three store
+        queries (the third fetches neighbouring messages and dated memories when the preset asks).
 
         ``filters``: metadata equality on top-level keys. ``threshold``: minimum cosine of a
         memory. ``as_of`` (event time): relations valid then and memories that existed then;
         default now. ``known_at`` (transaction time): what graphmem believed at that moment.
         ``entity_types`` / ``relationship_types``: only relations with an endpoint of one of these
         types / of one of these relationship types (graphmem.type_filters).
+        ``hops=2``: relations two hops from the seed entities too, each with its ``path``.
         """
         scope = Scope.of(user_id, agent_id, run_id)
         types = TypeFilter.of(entity_types, relationship_types)
+        if isinstance(hops, bool) or hops not in (1, 2):
+            raise InvalidInputError(f"hops must be 1 or 2, got {hops!r}")
         if not isinstance(query, str):
             raise InvalidInputError(f"query must be a string, got {type(query).__name__}")
         _check_limit(limit)
@@ -317,7 +322,7 @@ class Memory:
         asked = parse_query(query, when or known or utcnow()) if chosen.weights.get("time") else None
         memories = search_memories(self.store, scope, query, embedding, chosen, limit, filters, when or known, threshold, asked)
         wanted = RELATION_CANDIDATES if types.active else limit  # filtered before the cut
-        relations = search_relations(self.store, scope, query, embedding, chosen, wanted, as_of=when, known_at=known)
+        relations = search_relations(self.store, scope, query, embedding, chosen, wanted, as_of=when, known_at=known, hops=hops)
         relations = types.apply(relations, limit)
         return {"results": [m.to_dict() for m in memories], "relations": [r.to_dict() for r in relations]}
 

@@ -228,6 +228,8 @@ class Relation:
     destination_type: str | None = None
     source_attributes: dict[str, Any] = field(default_factory=dict)
     destination_attributes: dict[str, Any] = field(default_factory=dict)
+    hops: int = 1  # search(hops=2): how far from a seed entity the relation was found
+    path: list[dict[str, str]] | None = None  # the steps from the seed ({source, relationship, destination}) when hops > 1
 
     @property
     def is_current(self) -> bool:
@@ -250,6 +252,8 @@ class Relation:
         if self.scores:
             out["scores"] = {k: round(v, 6) for k, v in self.scores.items()}
         self._endpoint_details(out)
+        if self.path:
+            out["hops"], out["path"] = self.hops, self.path
         return out
 
     def _endpoint_details(self, out: RelationResult) -> None:

@@ -15,7 +15,10 @@ from graphmem.types import Relation, Scope, canonical_name
 
 
 def relation_text(rel: Relation) -> str:
-    return f"{rel.source} {rel.relationship} {rel.destination}"
+    """What BM25 reads: the triple, or for a relation found through a path, the whole path
+    ("me HAS_SISTER Jesica HAS_PET dog" answers "my sister's dog")."""
+    steps = rel.path or [{"source": rel.source, "relationship": rel.relationship, "destination": rel.destination}]
+    return " ".join(f"{s['source']} {s['relationship']} {s['destination']}" for s in steps)
 
 
 def search_relations(
@@ -27,6 +30,7 @@ def search_relations(
     limit: int,
     as_of: datetime | None = None,
     known_at: datetime | None = None,
+    hops: int = 1,
 ) -> list[Relation]:
     seeds = [canonical_name(scope.self_name)] if mentions_self(query) else []
     graph_query = GraphQuery(
@@ -37,6 +41,8 @@ def search_relations(
         threshold=preset.seed_threshold,
         as_of=as_of,
         known_at=known_at,
+        hops=hops,
+        hop_decay=preset.hop_decay,
     )
     candidates = store.search_graph(scope, graph_query)
     if not candidates:

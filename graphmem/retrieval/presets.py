@@ -36,6 +36,8 @@ class SearchPreset:
     neighbours_as: Literal["hits", "context"] = "hits"
     seed_top_k: int = 10
     seed_threshold: float = 0.3
+    #: relations: search(hops=2) multiplies a seed's scores by this for each hop beyond the first
+    hop_decay: float = 0.5
 
     def __post_init__(self) -> None:
         where = f"search preset {self.name!r}"

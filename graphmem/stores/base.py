@@ -42,6 +42,8 @@ class GraphQuery:
     as_of: datetime | None = None  # event time; None: now (see relation_visible)
     known_at: datetime | None = None  # transaction time; None: what graphmem believes now
     include_invalidated: bool = False  # every version, no time filter
+    hops: int = 1  # 2: relations two hops from a seed too (the time filter on every relation of the path)
+    hop_decay: float = 0.5  # a relation's seed scores are multiplied by this once per hop beyond the first
 
 
 def relation_visible(

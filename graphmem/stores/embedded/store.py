@@ -38,6 +38,7 @@ from graphmem.stores.embedded.graph import (
 from graphmem.stores.embedded.journal import Journal
 from graphmem.stores.embedded.memories import matches, memory_item, unit, visible
 from graphmem.stores.embedded.neighbours import memory_context
+from graphmem.stores.embedded.paths import expand
 from graphmem.stores.embedded.plan import WritePlanner
 from graphmem.stores.lifecycle import Erased, is_expired
 from graphmem.stores.memory_context import ContextQuery, MemoryContext
@@ -155,18 +156,14 @@ class EmbeddedStore(GraphStore):
             as_of = parse_time(query.as_of, field_name="as_of")
             known_at = parse_time(query.known_at, field_name="known_at")
             now = utcnow()
-            out = []
-            for d in g.edges_touching(set(vector) | set(text) | named):
-                if not (query.include_invalidated or _visible(d, as_of, known_at, now)):
-                    continue
-                ends = (d["source_id"], d["destination_id"])
-                scores = {
-                    "vector": max(vector.get(e, 0.0) for e in ends),
-                    "fulltext": max(text.get(e, 0.0) for e in ends),
-                    "seed": 1.0 if named.intersection(ends) else 0.0,
-                }
-                out.append(g.relation(d, scores))
-            out.sort(key=lambda r: -max(r.scores.values()))  # stable: ties stay oldest first
+            seeds = {
+                e: {"vector": vector.get(e, 0.0), "fulltext": text.get(e, 0.0), "seed": 1.0 if e in named else 0.0}
+                for e in set(vector) | set(text) | named
+            }
+            out = expand(g, seeds, query.hops, query.hop_decay,
+                         lambda d: query.include_invalidated or _visible(d, as_of, known_at, now))  # fmt: skip
+            # best first, then fewer hops; stable: ties stay oldest first
+            out.sort(key=lambda r: (-max(r.scores.values()), r.hops))
             return out
 
     def similar_memories(self, scope: Scope, embeddings: list[list[float]], top_k: int = 5) -> list[list[MemoryItem]]:

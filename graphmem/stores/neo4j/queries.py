@@ -169,6 +169,8 @@ def search_graph(
             "event_time": utc(query.as_of) or known_at or utc(now or utcnow()),
             "include_invalidated": bool(query.include_invalidated),
             "relation_limit": relation_limit,
+            "hops": int(query.hops),
+            "hop_decay": float(query.hop_decay),
         },
     )
 
@@ -243,6 +245,8 @@ def to_relation(record: Mapping[str, Any]) -> Relation:
         relation.source_type, relation.destination_type = record["source_type"], record["destination_type"]
         relation.source_attributes = _attributes(record["source_attrs"])
         relation.destination_attributes = _attributes(record["destination_attrs"])
+    if "hops" in record.keys() and record["hops"] > 1:
+        relation.hops, relation.path = int(record["hops"]), [dict(step) for step in record["path"]]
     if "vector" in record.keys():
         relation.scores = {
             "vector": float(record["vector"]),
