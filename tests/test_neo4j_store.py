@@ -24,6 +24,7 @@ from neo4j import GraphDatabase, RoutingControl
 from graphmem.errors import ConfigError, InvalidInputError, StoreError, StoreUnavailableError
 from graphmem.resources import list_cypher, load_cypher, load_prompt
 from graphmem.stores.base import EntityCandidate, GraphQuery, MemoryQuery, relation_visible
+from graphmem.stores.memory_context import ContextQuery
 from graphmem.stores.neo4j import Neo4jStore, partition, queries
 from graphmem.stores.neo4j import bulk as bulk_queries
 from graphmem.stores.neo4j import conversation as log_queries
@@ -134,6 +135,7 @@ def sample_statements():
         queries.scope_lock(scope),
         memory_queries.similar_memories(scope, [axis(0)], 5, plan),
         memory_queries.search_memories(scope, MemoryQuery(axis(0), "tea", filters={"k": 1}, as_of=T0), plan),
+        memory_queries.memory_context(scope, ContextQuery(axis(0), ["m"], time_from=T0, time_to=T0, filters={"k": 1}, as_of=T0)),
         memory_queries.get_memory("m"),
         memory_queries.list_memories(scope, False, None),
         memory_queries.delete_memory("m"),

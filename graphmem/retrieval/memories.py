@@ -54,9 +54,11 @@ def search_memories(
         return []
     pool = {m.id: m for m in candidates}
     context = MemoryContext()
-    if (preset.neighbours and candidates) or dated:
-        own = _own_scores(list(pool.values()), query, preset, when)
-        seeds = sorted(pool, key=lambda i: -own[i])[:limit] if preset.neighbours else []
+    seeds: list[str] = []
+    if preset.neighbours and any(m.turn for m in candidates):  # only messages have neighbours
+        own = _own_scores(candidates, query, preset, when)
+        seeds = [i for i in sorted(pool, key=lambda i: -own[i])[:limit] if pool[i].turn]
+    if seeds or dated:
         ask = ContextQuery(embedding, seeds, preset.neighbours, preset.neighbours, filters=filters, as_of=as_of, time_k=top_k)
         if dated and when is not None:
             ask.time_from, ask.time_to = when.start, when.end
