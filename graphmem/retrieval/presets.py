@@ -8,7 +8,7 @@ from typing import Literal, get_args
 
 from graphmem.errors import InvalidInputError
 
-Signal = Literal["vector", "bm25", "fulltext", "seed"]
+Signal = Literal["vector", "bm25", "fulltext", "seed", "time"]
 Fusion = Literal["score", "rrf"]
 SIGNALS: tuple[str, ...] = get_args(Signal)
 FUSIONS: tuple[str, ...] = get_args(Fusion)
@@ -21,7 +21,7 @@ class SearchPreset:
     weigh nothing and return nothing)."""
 
     name: str
-    #: weight per signal (vector, bm25, fulltext, seed); a signal with weight 0 is ignored
+    #: weight per signal (vector, bm25, fulltext, seed, time); a signal with weight 0 is ignored
     weights: dict[str, float] = field(default_factory=dict)
     #: "score": weighted sum of max-normalised scores; "rrf": reciprocal-rank fusion
     fusion: Fusion = "score"
@@ -52,11 +52,15 @@ class SearchPreset:
             raise InvalidInputError(f"{where}: every weight is 0, nothing would be ranked")
         if self.fusion not in FUSIONS:
             raise InvalidInputError(f"{where}: unknown fusion {self.fusion!r}; choose one of {', '.join(FUSIONS)}")
-        for name, value, low in (("rrf_k", self.rrf_k, 1), ("seed_top_k", self.seed_top_k, 1)):
+        for name, value, low in (("rrf_k", self.rrf_k, 1), ("seed_top_k", self.seed_top_k, 1), ("neighbours", self.neighbours, 0)):
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise InvalidInputError(f"{where}: {name} must be an integer >= {low}, got {value!r}")
         if not _number(self.context) or self.context < 0:
             raise InvalidInputError(f"{where}: context must be a finite number >= 0, got {self.context!r}")
+        if self.neighbours_as not in ("hits", "context"):
+            raise InvalidInputError(f"{where}: neighbours_as must be 'hits' or 'context', got {self.neighbours_as!r}")
+        if not _number(self.hop_decay) or not 0.0 <= self.hop_decay <= 1.0:
+            raise InvalidInputError(f"{where}: hop_decay must be a number in [0, 1], got {self.hop_decay!r}")
         if not _number(self.seed_threshold) or not -1.0 <= self.seed_threshold <= 1.0:
             raise InvalidInputError(f"{where}: seed_threshold must be a cosine in [-1, 1], got {self.seed_threshold!r}")
 
