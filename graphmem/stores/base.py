@@ -177,12 +177,11 @@ class GraphStore(ABC):
 
     # -- bulk writes (Memory.add_many, graphmem import) -------------------------------------------
 
+    @abstractmethod
     def write_many(self, writes: list[GraphWrite]) -> None:
         """Apply several writes, in order, as one transaction: all of them or none. A write with an
         ``idempotency_key`` records it (see ``imported_keys``); a key that exists already fails the
-        whole batch. This default applies them one by one (each whole, the batch not atomic)."""
-        for w in writes:
-            self.write(w)
+        whole batch."""
 
     @abstractmethod
     def imported_keys(self, keys: list[str]) -> set[str]:
