@@ -21,7 +21,7 @@ from graphmem.stores.base import GraphStore
 from graphmem.types import EntityWrite, GraphWrite, MemoryWrite, RelationWrite, Scope, canonical_name, new_id
 
 #: methods with a working default in GraphStore; everything else a store must implement
-DEFAULTS = {"close", "scope_lock", "write_many"}  # write_many: one by one unless a store batches
+DEFAULTS = {"close", "scope_lock"}
 
 
 def test_the_store_contract_is_fully_abstract():
