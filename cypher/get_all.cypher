@@ -1,9 +1,11 @@
 // Relations of the scope, oldest first: those valid now unless $include_invalidated (every version).
 // "Valid now" is stores.base.relation_visible with as_of = known_at = None: pure event time at $now
 // (passed by the caller, never the server clock): valid_at <= $now < invalid_at, open ends allowed.
-// Parameters: $scope, $include_invalidated, $now, $limit
+// The placeholder "true /* relation filter */" is replaced by the compiled filter over r, s and d
+// (graphmem.stores.neo4j.filters).
+// Parameters: $scope, $include_invalidated, $now, $limit, the filter's (fm_0 or fr_0, ...)
 MATCH (s:Entity)-[r]->(d:Entity)
-WHERE s.scope = $scope AND r.scope = $scope
+WHERE s.scope = $scope AND r.scope = $scope AND true /* relation filter */
   AND ($include_invalidated OR ((r.valid_at IS NULL OR r.valid_at <= $now)
                                 AND (r.invalid_at IS NULL OR $now < r.invalid_at)))
 RETURN r {.id, .valid_at, .invalid_at, .created_at, .updated_at, .expired_at, .mentions, .provenance} AS rel,

@@ -18,7 +18,8 @@
 //
 // Parameters: $scope, $embedding, $threshold, $top_k, $scan_limit, $max_k, $fulltext_terms,
 //             $fulltext_scope, $fulltext_limit, $seed_canonicals, $known_at, $event_time,
-//             $include_invalidated, $relation_limit, $hops (1 or 2), $hop_decay
+//             $include_invalidated, $relation_limit, $hops (1 or 2), $hop_decay, the relation filter's
+//             (fr_0, ...) (the placeholder "true /* relation filter */" is replaced by graphmem.stores.neo4j.filters)
 CALL () {
   MATCH (n:Entity) WHERE n.scope = $scope
   RETURN count(n) AS scope_size
@@ -102,7 +103,9 @@ WITH last(rs) AS r, size(rs) AS hops, $hop_decay ^ (size(rs) - 1) AS decay, vect
 ORDER BY hops
 WITH r, min(hops) AS hops, head(collect(path)) AS path,
      max(vector * decay) AS vector, max(fulltext * decay) AS fulltext, max(seed * decay) AS seed
-WITH r, hops, path, startNode(r) AS s, endNode(r) AS d, vector, fulltext, seed,
+WITH r, hops, path, startNode(r) AS s, endNode(r) AS d, vector, fulltext, seed
+WHERE true /* relation filter */
+WITH r, hops, path, s, d, vector, fulltext, seed,
      reduce(best = 0.0, score IN [vector, fulltext, seed] | CASE WHEN score > best THEN score ELSE best END) AS best
 RETURN r {.id, .valid_at, .invalid_at, .created_at, .updated_at, .expired_at, .mentions, .provenance} AS rel,
        type(r) AS relationship, s.id AS source_id, s.name AS source, d.id AS destination_id, d.name AS destination,

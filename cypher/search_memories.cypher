@@ -4,10 +4,12 @@
 // "fulltext" (the Lucene score over the best one among the fulltext top_k, 0..1; 0 elsewhere).
 // Order: best of the two first, then candidate order (vector hits by rank, then text hits).
 //
-// Eligible: live memories when $as_of is null, else those that existed at $as_of
-// (created_at <= $as_of < deleted_at, open end allowed); and every $filters entry
-// ({key: "meta.<metadata key>", value}) equal to the memory's property of that name. Keys are
-// parameters read with dynamic property access, never query text. Filters and time apply before
+// Eligible: live memories when $as_of and $known_at are null. Else (stores.embedded.memories.visible):
+// $known_at (transaction time) keeps those held then (created_at <= $known_at < deleted_at);
+// $as_of (event time) keeps those true then: valid_at (else created_at) <= $as_of < invalid_at
+// (else deleted_at; an end recorded after $known_at was not known then), open end allowed. And the memory filter: the placeholder
+// "true /* memory filter */" is replaced by graphmem.stores.neo4j.filters with an expression whose
+// values and metadata keys are parameters (fm_0, ...; $filtered says there is one), never query text. Filters and time apply before
 // the top_k cut: with filters, or in a scope of at most $scan_limit memories, every eligible memory
 // of the scope is compared exactly; otherwise the global vector index is asked for k neighbours
 // oversampled by total / scope size (capped at $max_k; an empty scope counts as 1, so a partitioned
@@ -19,7 +21,8 @@
 // whatever its memory count, unless filters are given) with k = 2 ×
 // top_k (soft-deleted memories share that index).
 // Parameters: $scope, $embedding, $top_k, $scan_limit, $max_k, $fulltext_terms, $fulltext_scope,
-//             $fulltext_options, $filters, $as_of, $now (retention: expires_at <= $now is invisible)
+//             $fulltext_options, $filtered, $as_of, $known_at, $now (retention: expires_at <= $now is
+//             invisible), the filter's (fm_0, ...)
 CALL () {
   MATCH (m:Memory) WHERE m.scope = $scope
   RETURN count(m) AS scope_size
@@ -33,7 +36,7 @@ CALL () {
   RETURN p.memory_index AS partition_index
 }
 WITH scope_size, total, partition_index,
-     size($filters) > 0 OR (scope_size <= $scan_limit AND partition_index IS NULL) AS exact
+     $filtered OR (scope_size <= $scan_limit AND partition_index IS NULL) AS exact
 CALL (scope_size, total, exact, partition_index) {
   // the plan's guard sits in the seek value: a WHERE alone would be checked after the seek
   MATCH (m:Memory)
@@ -51,9 +54,11 @@ CALL (scope_size, total, exact, partition_index) {
 }
 WITH m
 WHERE (m.expires_at IS NULL OR $now < m.expires_at)
-  AND CASE WHEN $as_of IS NULL THEN m.deleted_at IS NULL
-           ELSE m.created_at <= $as_of AND (m.deleted_at IS NULL OR $as_of < m.deleted_at) END
-  AND all(f IN $filters WHERE m[f.key] = f.value)
+  AND CASE WHEN $as_of IS NULL AND $known_at IS NULL THEN m.deleted_at IS NULL
+           ELSE ($known_at IS NULL OR (m.created_at <= $known_at AND (m.deleted_at IS NULL OR $known_at < m.deleted_at)))
+             AND ($as_of IS NULL OR (coalesce(m.valid_at, m.created_at) <= $as_of AND coalesce(
+               $as_of < CASE WHEN m.deleted_at > $known_at THEN null ELSE coalesce(m.invalid_at, m.deleted_at) END, true))) END
+  AND true /* memory filter */
   AND size(m.embedding) = size($embedding)
 WITH m, coalesce(2 * vector.similarity.cosine(m.embedding, $embedding) - 1, 0.0) AS cosine
 ORDER BY cosine DESC, m.created_at, m.seq, m.id
@@ -66,9 +71,11 @@ CALL (by_vector) {
   YIELD node, score
   WITH node AS m, score
   WHERE m.scope = $scope AND (m.expires_at IS NULL OR $now < m.expires_at)
-    AND CASE WHEN $as_of IS NULL THEN m.deleted_at IS NULL
-             ELSE m.created_at <= $as_of AND (m.deleted_at IS NULL OR $as_of < m.deleted_at) END
-    AND all(f IN $filters WHERE m[f.key] = f.value)
+    AND CASE WHEN $as_of IS NULL AND $known_at IS NULL THEN m.deleted_at IS NULL
+             ELSE ($known_at IS NULL OR (m.created_at <= $known_at AND (m.deleted_at IS NULL OR $known_at < m.deleted_at)))
+               AND ($as_of IS NULL OR (coalesce(m.valid_at, m.created_at) <= $as_of AND coalesce(
+                 $as_of < CASE WHEN m.deleted_at > $known_at THEN null ELSE coalesce(m.invalid_at, m.deleted_at) END, true))) END
+    AND true /* memory filter */
   WITH m, score
   ORDER BY score DESC, m.created_at, m.seq, m.id
   LIMIT $top_k
@@ -80,5 +87,5 @@ UNWIND range(0, size(candidates) - 1) AS i
 WITH candidates[i].node AS m, min(i) AS first, max(candidates[i].text) AS fulltext
 WITH m, first, fulltext, coalesce(2 * vector.similarity.cosine(m.embedding, $embedding) - 1, 0.0) AS vector
 RETURN m {.id, .text, .hash, .user_id, .agent_id, .run_id, .metadata, .role, .created_at, .updated_at, .said_at, .turn, .times,
-          .deleted_at} AS memory, vector, fulltext
+          .deleted_at, .valid_at, .invalid_at} AS memory, vector, fulltext
 ORDER BY CASE WHEN fulltext > vector THEN fulltext ELSE vector END DESC, first

@@ -1,11 +1,13 @@
 // Every version of every relation of the scope touching the entity named $canonical (current,
 // invalidated and expired alike), ordered by event time (valid_at, else created_at), then by
 // transaction time. No row when the entity does not exist.
-// Parameters: $scope, $canonical
+// The placeholder "true /* relation filter */" narrows to the ids the scope names beyond its owner.
+// Parameters: $scope, $canonical, the filter's (fr_0, ...)
 MATCH (e:Entity {scope: $scope, canonical: $canonical})-[r]-(:Entity)
 WHERE r.scope = $scope
 WITH DISTINCT r
 WITH r, startNode(r) AS s, endNode(r) AS d
+WHERE true /* relation filter */
 RETURN r {.id, .valid_at, .invalid_at, .created_at, .updated_at, .expired_at, .mentions, .provenance} AS rel,
        type(r) AS relationship, s.id AS source_id, s.name AS source, d.id AS destination_id, d.name AS destination,
        s.entity_type AS source_type, d.entity_type AS destination_type,

@@ -16,11 +16,13 @@
 // Returns the scope's entity count and whether it is partitioned, so the store can partition a
 // scope that grew past its threshold.
 // Relations find their endpoints by id, else by the canonical name of the entity written with that
-// id. A relation (source, type, destination) with a current instance gets one more mention;
+// id. A relation (source, type, destination) with a current instance written with the same ids
+// ($ids: a user's two runs keep their own instances) gets one more mention;
 // otherwise a new instance is created. The type is a parameter even there (dynamic types).
 // Memories, one CALL per item so each sees the ones before it (ADD then UPDATE of one id works):
-// ADD creates the id unless it exists (in any scope); UPDATE and DELETE touch only live memories of
-// the scope. UPDATE replaces text, hash and embedding and, when metadata is given, the metadata
+// ADD creates the id unless it exists (in any scope), valid_at (event time) defaulting to $at;
+// UPDATE (valid_at when given) and DELETE (deleted_at = $at, invalid_at = the event time it ended)
+// touch only live memories of the scope. UPDATE replaces text, hash and embedding and, when metadata is given, the metadata
 // JSON and every meta.<key> property; when times is given (not null), the resolved times too. A
 // memory stored from a message gets said_at and its turn key (types.turn_key). ADD and UPDATE link MENTIONS to the scope's entities, named
 // by id or by the canonical name of the entity written with that id.
@@ -29,12 +31,13 @@
 // scope queue there and never share a seq. Then the scope's messages older than the newest
 // $keep_messages are deleted (all are kept when it is negative).
 //
-// Parameters: $scope, $scope_ids ({user_id, agent_id, run_id}), $at, $add_id,
+// Parameters: $scope (the partition: Scope.key), $ids (every id of the write: Scope.full_key),
+//   $scope_ids ({user_id, agent_id, run_id}), $at, $add_id,
 //   $invalidations (list of {id, invalid_at}),
 //   $entities (list of {id, name, canonical, entity_type, label, embedding, is_new, seq}),
 //   $relations (list of {id, type, source_id, source_canonical, destination_id,
 //                        destination_canonical, valid_at, invalid_at, seq}),
-//   $memories (list of {event, id, text, hash, embedding, metadata, meta, role, expires_at, seq,
+//   $memories (list of {event, id, text, hash, embedding, metadata, meta, role, expires_at, seq, valid_at, invalid_at,
 //                       mentions: list of {id, canonical}, said_at, turn, times, time_from, time_to}),
 //   $messages (list of {offset, role, content, timestamp, expires_at}), $keep_messages,
 //   $idempotency_key (null, or a bulk import's key: an (:ImportKey) created with the add; one that
@@ -101,7 +104,7 @@ CALL () {
   CALL (x, s, d) {
     WITH * WHERE s IS NOT NULL AND d IS NOT NULL
     OPTIONAL MATCH (s)-[current]->(d)
-    WHERE type(current) = x.type AND current.scope = $scope
+    WHERE type(current) = x.type AND current.scope = $scope AND coalesce(current.ids, current.scope) = $ids
       AND current.invalid_at IS NULL AND current.expired_at IS NULL
     WITH x, s, d, head(collect(current)) AS current
     CALL (current) {
@@ -113,7 +116,7 @@ CALL () {
     CALL (x, s, d, current) {
       WITH * WHERE current IS NULL
       CREATE (s)-[r:$(x.type)]->(d)
-      SET r.id = x.id, r.scope = $scope, r.valid_at = x.valid_at, r.invalid_at = x.invalid_at,
+      SET r += $scope_ids, r.id = x.id, r.scope = $scope, r.ids = $ids, r.valid_at = x.valid_at, r.invalid_at = x.invalid_at,
           r.created_at = $at, r.updated_at = $at, r.mentions = 1, r.provenance = [$add_id],
           r.seq = x.seq
     }
@@ -129,7 +132,7 @@ CALL () {
       CREATE (m:Memory {id: x.id})
       SET m += $scope_ids, m += x.meta, m.scope = $scope, m.text = x.text, m.hash = x.hash,
           m.metadata = x.metadata, m.role = x.role, m.created_at = $at, m.updated_at = $at, m.seq = x.seq,
-          m.expires_at = x.expires_at,
+          m.expires_at = x.expires_at, m.valid_at = coalesce(x.valid_at, $at),
           m.said_at = x.said_at, m.turn = x.turn, m.times = x.times, m.time_from = x.time_from, m.time_to = x.time_to
       WITH m, x
       CALL db.create.setNodeVectorProperty(m, 'embedding', x.embedding)
@@ -138,7 +141,8 @@ CALL () {
       RETURN m
       UNION ALL
       WITH * WHERE x.event = 'UPDATE' AND known.scope = $scope AND known.deleted_at IS NULL
-      SET known.text = x.text, known.hash = x.hash, known.updated_at = $at
+      SET known.text = x.text, known.hash = x.hash, known.updated_at = $at,
+          known.valid_at = coalesce(x.valid_at, known.valid_at)
       FOREACH (_ IN CASE WHEN x.times IS NULL THEN [] ELSE [1] END |
         SET known.times = x.times, known.time_from = x.time_from, known.time_to = x.time_to)
       WITH known AS m, x
@@ -155,7 +159,7 @@ CALL () {
       RETURN m
       UNION ALL
       WITH * WHERE x.event = 'DELETE' AND known.scope = $scope AND known.deleted_at IS NULL
-      SET known.deleted_at = $at
+      SET known.deleted_at = $at, known.invalid_at = coalesce(x.invalid_at, $at)
       RETURN null AS m
     }
     WITH m, x

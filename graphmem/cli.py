@@ -15,6 +15,7 @@
     graphmem mcp --user alice [--http --port 8765]
     graphmem purge | forget --user alice [--entity NAME] --yes     # retention and erasure
     graphmem import FILE [--no-infer] [--format jsonl|locomo] [--quiet]
+    graphmem import-mem0 ~/.mem0/history.db [--memories export.json] [--user alice] [--reextract]
 
 Configuration comes from ``--config FILE`` (a JSON file with Memory.from_config keys) or the
 GRAPHMEM_CONFIG environment variable; without either, the defaults of ``Memory()``.
@@ -66,6 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_servers(sub)
     _add_lifecycle(sub)
     _add_import(sub)
+    _add_import_mem0(sub)
     return parser
 
 
@@ -103,7 +105,7 @@ def _json_object(text: str) -> dict[str, Any]:
 
 
 def _filter(text: str) -> tuple[str, Any]:
-    """KEY=VALUE (a string) or KEY:=JSON (a number, boolean, null, list...)."""
+    """KEY=VALUE (a string) or KEY:=JSON (a number, a boolean, an operator dict: graphmem.filters)."""
     key, sep, value = text.partition("=")
     if not sep or not key or key == ":":
         raise argparse.ArgumentTypeError(f"expected KEY=VALUE or KEY:=JSON, got {text!r}")
@@ -137,7 +139,7 @@ def _add_search(sub: Any) -> None:
     p.add_argument("--as-of", type=_iso_time, help="event time, ISO-8601: what was true then (default now)")
     p.add_argument("--known-at", type=_iso_time, help="transaction time, ISO-8601: what graphmem believed then")
     p.add_argument("--filter", dest="filters", action="append", type=_filter, metavar="KEY=VALUE",
-                   help="memory metadata must match (repeatable; KEY:=JSON for numbers, booleans, null)")
+                   help="mem0 filter on metadata (repeatable; KEY:=JSON for numbers, booleans or an operator dict such as {\"gte\": 2})")
     p.add_argument("--threshold", type=float, help="minimum cosine similarity of a memory")
     _scope_args(p)
     _common(p)
@@ -200,6 +202,12 @@ def _add_lifecycle(sub: Any) -> None:
     from graphmem.cli_lifecycle import add_parsers
 
     add_parsers(sub)
+
+
+def _add_import_mem0(sub: Any) -> None:
+    from graphmem.mem0_import import add_cli
+
+    add_cli(sub, _scope_args)
 
 
 # --- browse and export (graphmem.browser.browse, graphmem.export) -------------------------------
@@ -330,6 +338,10 @@ def main(argv: list[str] | None = None) -> int:
             return run_lifecycle(ns, load_config(ns.config))
         if ns.command == "import":
             return _run_import(ns)
+        if ns.command == "import-mem0":
+            from graphmem.mem0_import import run
+
+            return run(ns, load_config(ns.config))
         from graphmem.memory import Memory
 
         config = load_config(ns.config)

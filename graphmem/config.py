@@ -27,6 +27,7 @@ from pydantic import (
     field_validator,
 )
 
+from graphmem import mem0_compat
 from graphmem.errors import ConfigError
 from graphmem.ontology import Ontology
 
@@ -42,10 +43,14 @@ LLM_PROVIDERS = {
     "ollama": "http://localhost:11434/v1",
     "lmstudio": "http://localhost:1234/v1",
     "openai_compatible": None,
+    # mem0 providers whose servers speak OpenAI's API (tool calls included)
+    "deepseek": "https://api.deepseek.com/v1",
+    "groq": "https://api.groq.com/openai/v1",
+    "together": "https://api.together.xyz/v1",
+    "openrouter": "https://openrouter.ai/api/v1",
+    "xai": "https://api.x.ai/v1",
 }
 
-#: mem0 keys graphmem accepts and ignores, so a mem0 config loads unchanged.
-IGNORED_MEM0_KEYS = ("vector_store", "version", "reranker", "enable_graph")
 
 
 class _Model(BaseModel):
@@ -79,13 +84,16 @@ class LLMConfig(_Model):
     @classmethod
     def _known(cls, v: str) -> str:
         if v not in LLM_PROVIDERS:
-            raise ValueError(f"unknown llm provider {v!r}; choose one of {', '.join(LLM_PROVIDERS)}")
+            raise ValueError(
+                f"llm provider {v!r} is not supported; graphmem speaks the OpenAI API: {', '.join(LLM_PROVIDERS)}"
+            )
         return v
 
 
 class EmbedderConfig(_Model):
     provider: Literal["openai", "onnx", "hashing"] = "openai"
     config: dict[str, Any] = Field(default_factory=dict)
+    embedding_dims: int | None = Field(None, ge=1)  # mem0's key for a model whose size is fixed: checked at start
 
     def __repr_args__(self):  # api keys may sit in config
         for key, value in super().__repr_args__():
@@ -173,11 +181,7 @@ class MemoryConfig(_Model):
 
     @classmethod
     def load(cls, data: dict[str, Any] | None) -> MemoryConfig:
-        data = dict(data or {})
-        for key in IGNORED_MEM0_KEYS:
-            if key in data:
-                log.info("config key %r is a mem0 key graphmem does not use; ignored", key)
-                data.pop(key)
+        data = mem0_compat.normalise(dict(data or {}))
         try:
             return cls.model_validate(data)
         except ValidationError as exc:

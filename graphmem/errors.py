@@ -4,7 +4,7 @@
     ├── ConfigError            invalid configuration (unknown provider, missing model folder, ...)
     ├── InvalidInputError      bad arguments from the caller (no scope, unserialisable metadata, ...)
     │   └── MissingScopeError  none of user_id / agent_id / run_id was given
-    ├── NotFoundError          an id that does not exist in the scope
+    ├── NotFoundError          an id that does not exist (also a KeyError and a ValueError, like mem0's)
     ├── LLMError               the LLM could not be used
     │   ├── LLMUnavailableError    transport failure or retries exhausted (429, 5xx, timeouts)
     │   └── LLMResponseError       the answer could not be used (no tool call, invalid arguments)
@@ -37,8 +37,9 @@ class MissingScopeError(InvalidInputError):
     """None of user_id, agent_id, run_id was given."""
 
 
-class NotFoundError(GraphMemError, KeyError):
-    """The requested id does not exist."""
+class NotFoundError(GraphMemError, KeyError, ValueError):
+    """The requested id does not exist. Also a ValueError: mem0 raises ValueError for an unknown
+    memory id, and code written for mem0 catches that."""
 
     def __str__(self) -> str:  # KeyError quotes its message; keep it readable
         return str(self.args[0]) if self.args else ""

@@ -238,6 +238,21 @@ class History:
         self.stage(add_id, scope, events)
         self.commit(add_id)
 
+    def record_imported(self, scope: Scope, events: list[tuple[HistoryEvent, datetime | None]]) -> None:
+        """Committed rows for changes made elsewhere (an import from mem0), each at its own time."""
+        now = utcnow()
+        rows = [
+            (new_id(), e.memory_id, e.old_memory, e.new_memory, e.event, iso(at or now), iso(at or now), int(e.event == "DELETE"),
+             e.actor_id, e.role, scope.user_id, scope.agent_id, scope.run_id, None)
+            for e, at in events
+        ]  # fmt: skip
+        with self._lock, self._db:
+            self._db.execute("BEGIN")
+            self._db.executemany(
+                f"INSERT INTO history ({', '.join(COLUMNS)}, add_id, committed) VALUES ({', '.join('?' * (len(COLUMNS) + 1))}, 1)", rows
+            )
+            self._db.execute("COMMIT")
+
     def history(self, memory_id: str) -> list[dict[str, Any]]:
         self._retry_commits()
         with self._using() as db:

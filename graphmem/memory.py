@@ -16,8 +16,9 @@ from graphmem.bulk import BulkAdder, ProgressCallback
 from graphmem.config import MemoryConfig
 from graphmem.context import Summarizer
 from graphmem.embeddings import Embedder
-from graphmem.errors import ClosedError, InvalidInputError, NotFoundError
+from graphmem.errors import ClosedError, ConfigError, InvalidInputError, NotFoundError
 from graphmem.factory import build_embedder, build_llm, build_store
+from graphmem.filters import scope_and_filter
 from graphmem.history import History, HistoryEvent, sortable_time
 from graphmem.llm import LLM
 from graphmem.llm.limits import limited
@@ -82,6 +83,9 @@ class Memory:
             limited(build_llm(graph_llm), limits.max_concurrency, limits.requests_per_minute) if graph_llm is not None else self.llm
         )
         self.embedder = embedder or build_embedder(self.config.embedder)
+        wanted = self.config.embedder.embedding_dims
+        if embedder is None and wanted is not None and wanted != self.embedder.dims:
+            raise ConfigError(f"embedder.config.embedding_dims is {wanted}, but the {self.embedder.name} model makes {self.embedder.dims}")
         self.store = store or build_store(self.config.graph_store, self.embedder.dims)
         self.store.setup()
         self.history_log = History(self.config.history_db_path)
@@ -127,6 +131,8 @@ class Memory:
         infer: bool = True,
         timestamp: datetime | str | None = None,
         expiration_date: date | datetime | str | None = None,
+        memory_type: str | None = None,
+        prompt: str | None = None,
     ) -> Result:
         """Remember ``messages`` for the scope.
 
@@ -137,25 +143,32 @@ class Memory:
         their own start then. The add commits whole or not at all.
         ``expiration_date`` (a date: to the end of that day, UTC; or an exact time): the memories and
         logged messages of this add are invisible from then on and purged later (see retention.py).
+        ``prompt`` (mem0's) replaces the fact-extraction prompt for this add; ``memory_type`` only
+        accepts None (mem0's procedural memory is not supported).
         """
         scope = Scope.of(user_id, agent_id, run_id)
+        if memory_type is not None:
+            raise InvalidInputError(f"memory_type {memory_type!r} is not supported (graphmem has no procedural memory)")
+        if prompt is not None and (not isinstance(prompt, str) or not prompt.strip()):
+            raise InvalidInputError("prompt must be a non-empty string")
         metadata = _checked_metadata(metadata)
         reference_time = _reference_time(timestamp)
         expiration(expiration_date, utcnow())  # a bad or past date fails before any work
-        return self._add_checked(scope, messages, metadata, reference_time, infer, expiration_date)
+        return self._add_checked(scope, messages, metadata, reference_time, infer, expiration_date, prompt=prompt)
 
     def _add_checked(
         self, scope: Scope, messages: Any, metadata: dict[str, Any], reference_time: datetime, infer: bool,
-        expiration_date: Any = None, key: str | None = None,
+        expiration_date: Any = None, key: str | None = None, prompt: str | None = None,
     ) -> Result:
-        """One add of checked arguments; ``key``: a bulk import's idempotency key, written with the add."""
+        """One add of checked arguments; ``key``: a bulk import's idempotency key, written with the add;
+        ``prompt``: the fact-extraction prompt of this add (mem0's ``add(prompt=...)``)."""
         if not infer:
             return self._add_verbatim(scope, messages, metadata, reference_time, expiration_date, key)
         parsed = for_extraction(parse_messages(messages, self.config.max_message_chars))
         if not parsed:
             return {"results": [], "relations": []}
         with self.store.scope_lock(scope):  # read-decide-write of one scope never interleaves
-            outcome = self._add.plan(scope, parsed, reference_time, metadata)
+            outcome = self._add.plan(scope, parsed, reference_time, metadata, prompt)
             self._retention.stamp(outcome.write, expiration_date)
             if key is not None and outcome.write is not None:
                 outcome.write.idempotency_key = key
@@ -193,7 +206,8 @@ class Memory:
         write = GraphWrite(add_id=outcome.add_id, scope=scope, at=utcnow(), keep_messages=self.config.context.max_messages,
                            idempotency_key=key)
         write.memories = [
-            MemoryWrite("ADD", new_id(), m.content, v, metadata, m.role, said_at=reference_time, position=i)
+            MemoryWrite("ADD", new_id(), m.content, v, metadata, m.role, said_at=reference_time, position=i,
+                       valid_at=reference_time)
             for i, (m, v) in enumerate(zip(parsed, vectors, strict=True))
         ]
         annotate_times(write.memories, reference_time)
@@ -289,18 +303,21 @@ class Memory:
         entity_types: list[str] | None = None,
         relationship_types: list[str] | None = None,
         hops: int = 1,
+        rerank: bool = True,
     ) -> SearchResult:
         """Memories and relations relevant to ``query``: no LLM call, one embedding, two or three store
         queries (the third fetches neighbouring messages and dated memories when the preset asks).
 
-        ``filters``: metadata equality on top-level keys. ``threshold``: minimum cosine of a
-        memory. ``as_of`` (event time): relations valid then and memories that existed then;
-        default now. ``known_at`` (transaction time): what graphmem believed at that moment.
-        ``entity_types`` / ``relationship_types``: only relations with an endpoint of one of these
-        types / of one of these relationship types (graphmem.type_filters).
+        ``filters``: mem0's filter language (graphmem.filters; scope ids may sit inside it).
+        ``threshold``: minimum cosine of a memory. ``as_of`` (event time): relations valid then and
+        memories true then; default now. ``known_at`` (transaction time): what graphmem believed at
+        that moment. ``entity_types`` / ``relationship_types``: only relations with an endpoint of
+        one of these types / of one of these relationship types (graphmem.type_filters). ``rerank``
+        is accepted for mem0 code: results are always ranked by the fused hybrid score (there is no
+        separate reranker model to switch off).
         ``hops=2``: relations two hops from the seed entities too, each with its ``path``.
         """
-        scope = Scope.of(user_id, agent_id, run_id)
+        scope, flt = scope_and_filter(user_id, agent_id, run_id, filters)
         types = TypeFilter.of(entity_types, relationship_types)
         if isinstance(hops, bool) or hops not in (1, 2):
             raise InvalidInputError(f"hops must be 1 or 2, got {hops!r}")
@@ -311,18 +328,18 @@ class Memory:
         query = _check_text("query", query).strip()
         if not query:
             return {"results": [], "relations": []}
-        if filters is not None and not isinstance(filters, dict):
-            raise InvalidInputError("filters must be a dict of metadata key -> value")
-        if filters is not None:
+        if isinstance(filters, dict):
             _check_text("filters", json.dumps(filters, ensure_ascii=False, default=str))
         chosen = get_preset(preset)
         when = parse_time(as_of, field_name="as_of")
         known = parse_time(known_at, field_name="known_at")
         embedding = self.embedder.embed_one(query)
         asked = parse_query(query, when or known or utcnow()) if chosen.weights.get("time") else None
-        memories = search_memories(self.store, scope, query, embedding, chosen, limit, filters, when or known, threshold, asked)
+        memories = search_memories(self.store, scope, query, embedding, chosen, limit, flt, when, threshold, asked, known)
         wanted = RELATION_CANDIDATES if types.active else limit  # filtered before the cut
-        relations = search_relations(self.store, scope, query, embedding, chosen, wanted, as_of=when, known_at=known, hops=hops)
+        relations = search_relations(
+            self.store, scope, query, embedding, chosen, wanted, as_of=when, known_at=known, hops=hops, filters=flt
+        )
         relations = types.apply(relations, limit)
         return {"results": [m.to_dict() for m in memories], "relations": [r.to_dict() for r in relations]}
 
@@ -336,12 +353,16 @@ class Memory:
         limit: int = 100,
         entity_types: list[str] | None = None,
         relationship_types: list[str] | None = None,
+        filters: dict[str, Any] | None = None,
     ) -> SearchResult:
-        scope = Scope.of(user_id, agent_id, run_id)
+        """The scope's memories and relations, oldest first; ``filters`` as in ``search``."""
+        scope, flt = scope_and_filter(user_id, agent_id, run_id, filters)
         _check_limit(limit)
         types = TypeFilter.of(entity_types, relationship_types)
-        memories = self.store.list_memories(scope, include_deleted=include_invalidated, limit=limit)
-        relations = self.store.get_all(scope, include_invalidated=include_invalidated, limit=None if types.active else limit)
+        memories = self.store.list_memories(scope, include_deleted=include_invalidated, limit=limit, filters=flt)
+        relations = self.store.get_all(
+            scope, include_invalidated=include_invalidated, limit=None if types.active else limit, filters=flt
+        )
         relations = types.apply(relations, limit)
         return {"results": [m.to_dict() for m in memories], "relations": [r.to_dict() for r in relations]}
 
@@ -369,16 +390,18 @@ class Memory:
         item = self._memory(memory_id, must_exist=False)
         return item.to_dict() if item else None
 
-    def update(self, memory_id: str, data: str) -> Result:
-        """Replace a memory's text (re-embedded); recorded in its history."""
+    def update(self, memory_id: str, data: str, metadata: dict[str, Any] | None = None) -> Result:
+        """Replace a memory's text (re-embedded); recorded in its history. ``metadata`` keys are
+        merged into the memory's metadata (mem0's rule: keys not given are kept)."""
         item = self._memory(memory_id)
         if not isinstance(data, str) or not data.strip():
             raise InvalidInputError("update needs non-empty text")
         text = _check_text("data", data).strip()
+        merged = None if metadata is None else {**item.metadata, **_checked_metadata(metadata)}
         scope = Scope.of(item.user_id, item.agent_id, item.run_id)
         outcome = AddOutcome(add_id=new_id(), previous={item.id: item.text})
         outcome.write = GraphWrite(add_id=outcome.add_id, scope=scope, at=utcnow())
-        outcome.write.memories = [MemoryWrite("UPDATE", item.id, text, self.embedder.embed_one(text), role=item.role)]
+        outcome.write.memories = [MemoryWrite("UPDATE", item.id, text, self.embedder.embed_one(text), merged, role=item.role)]
         annotate_times(outcome.write.memories, item.said_at or item.created_at)
         self._commit(outcome)
         return {"message": "Memory updated successfully!", "id": item.id, "memory": text}

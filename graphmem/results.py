@@ -32,6 +32,8 @@ class MemoryResult(TypedDict):
     run_id: NotRequired[str]
     role: NotRequired[str]
     deleted_at: NotRequired[str]
+    valid_at: NotRequired[str]  # event time: when it was said (the add's timestamp)
+    invalid_at: NotRequired[str]  # event time it stopped being true (retired by the update stage)
     score: NotRequired[float]  # search only
     scores: NotRequired[dict[str, float]]  # search only: the per-signal scores before fusion
     said_at: NotRequired[str]  # stored from a message (infer=False): when it was said

@@ -165,8 +165,28 @@ class Scope:
 
     @property
     def key(self) -> str:
-        """One string naming the scope, stored on every node and relation of it."""
+        """The partition the scope reads and writes in, stored as ``scope`` on every node and relation:
+        its user (whatever agent and run), else its agent (without a user), else its run. So "I" is
+        one node per user, and a user read sees the user's runs and agents; reads never cross users."""
+        if self.user_id is not None:
+            owner = [self.user_id, None, None]
+        elif self.agent_id is not None:
+            owner = [None, self.agent_id, None]
+        else:
+            owner = [None, None, self.run_id]
+        return json.dumps(owner, ensure_ascii=False, separators=(",", ":"))
+
+    @property
+    def full_key(self) -> str:
+        """Every id the scope names, exactly: relations keep it as ``ids`` (one current instance of a
+        relation per exact scope)."""
         return json.dumps([self.user_id, self.agent_id, self.run_id], ensure_ascii=False, separators=(",", ":"))
+
+    @property
+    def narrowing(self) -> dict[str, str]:
+        """The ids a read names beyond its partition's owner: it sees only records written with them."""
+        below = ("agent_id", "run_id") if self.user_id is not None else ("run_id",) if self.agent_id is not None else ()
+        return {k: v for k in below if (v := getattr(self, k)) is not None}
 
     @property
     def self_name(self) -> str:
@@ -335,10 +355,14 @@ class MemoryItem:
     turn: str | None = None
     times: list[TimeSpan] = field(default_factory=list)
     context: list[dict[str, Any]] | None = None
+    valid_at: datetime | None = None  # event time: when it was said (the add's timestamp)
+    invalid_at: datetime | None = None  # event time it stopped being true (retired by the update stage)
+    mentions: list[str] = field(default_factory=list)  # ids of the entities it MENTIONS (when read for the pipeline)
 
     def to_dict(self) -> MemoryResult:
         """mem0's shape: id, memory, hash, metadata, created_at, updated_at and the scope keys; plus
-        said_at / times when known and context when a preset attached neighbouring messages."""
+        said_at / times when known, context when a preset attached neighbouring messages, and the
+        event time (valid_at, and invalid_at once retired)."""
         out: MemoryResult = {
             "id": self.id,
             "memory": self.text,
@@ -350,6 +374,10 @@ class MemoryItem:
         for key, value in (("user_id", self.user_id), ("agent_id", self.agent_id), ("run_id", self.run_id), ("role", self.role)):
             if value is not None:
                 out[key] = value  # type: ignore[literal-required]
+        if self.valid_at is not None:
+            out["valid_at"] = iso(self.valid_at) or ""
+        if self.invalid_at is not None:
+            out["invalid_at"] = iso(self.invalid_at) or ""
         if self.deleted_at is not None:
             out["deleted_at"] = iso(self.deleted_at) or ""
         if self.score is not None:
@@ -410,7 +438,9 @@ class Invalidation:
 @dataclass
 class MemoryWrite:
     """ADD creates a memory; UPDATE replaces text, hash, embedding (and metadata when given) in place;
-    DELETE soft-deletes it (deleted_at = the add's time)."""
+    DELETE soft-deletes it (deleted_at = the add's time). ``valid_at`` (ADD, UPDATE: when the text
+    became true, the add's timestamp; None on UPDATE keeps it) and ``invalid_at`` (DELETE: when it
+    stopped) are event time, as on relations; None on ADD means the write's time."""
 
     event: MemoryEvent
     id: str
@@ -426,6 +456,8 @@ class MemoryWrite:
     position: int = 0  # the message's place in its add
     #: resolved time expressions of the text (retrieval.when); None: not computed, keep what is stored
     times: list[TimeSpan] | None = None
+    valid_at: datetime | None = None
+    invalid_at: datetime | None = None
 
     @property
     def hash(self) -> str:

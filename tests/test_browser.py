@@ -357,7 +357,7 @@ def test_browse_names_an_unreachable_neo4j(tmp_path, capsys):
 
 def test_saved_views_return_the_expected_rows(neo4j_store, cypher_run):
     scope = Scope.of(user_id=f"views-{uuid.uuid4().hex[:8]}")
-    other = Scope.of(user_id=scope.user_id, run_id="r1")  # same user id, another scope: never shown
+    other = Scope.of(user_id=scope.user_id + "-other", run_id="r1")  # another user's scope: never shown
     try:
         adds = load_story(neo4j_store, scope, neo4j_store.dims)
         load_story(neo4j_store, other, neo4j_store.dims)

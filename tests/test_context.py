@@ -75,8 +75,10 @@ def test_context_never_crosses_scopes(server, store, tmp_path):
     memory.add("My secret project is called Falcon", user_id=a)
     memory.add("I like tea", user_id=b)
     assert "Falcon" not in server.requests[-1].messages[-1]["content"]
-    memory.add("I like coffee", user_id=a, run_id="r1")
+    memory.add("I like coffee", user_id=b, run_id="r1")
     assert "Falcon" not in server.requests[-1].messages[-1]["content"]
+    memory.add("I like coffee", user_id=a, run_id="r1")  # a user's runs share the user's conversation
+    assert "Falcon" in server.requests[-1].messages[-1]["content"]
 
 
 def test_summary_every_k_adds_in_the_background(server, store, tmp_path, uid):

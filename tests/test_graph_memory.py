@@ -84,12 +84,13 @@ def test_two_users_never_see_each_other(memory, server):
     assert triples(memory.get_all(user_id=b)) == {(b, "LIVES_IN", "Paris")}
 
 
-def test_agent_and_run_scopes_are_distinct(memory, server):
+def test_a_run_is_seen_by_its_users_reads_and_not_by_other_runs(memory, server):
     user = f"u-{uuid.uuid4().hex[:6]}"
     script(server, graph([("tea", "food")], [("I", "likes", "tea")]))
     memory.add("I like tea", user_id=user, run_id="r1")
-    assert memory.get_all(user_id=user)["relations"] == []
+    assert triples(memory.get_all(user_id=user)) == {(user, "LIKES", "tea")}
     assert triples(memory.get_all(user_id=user, run_id="r1")) == {(user, "LIKES", "tea")}
+    assert memory.get_all(user_id=user, run_id="r2")["relations"] == []
 
 
 def test_search_makes_no_llm_call_one_embedding_and_few_round_trips(memory, server, uid):

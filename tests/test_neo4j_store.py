@@ -22,6 +22,7 @@ from conftest import TEST_DIMS
 from neo4j import GraphDatabase, RoutingControl
 
 from graphmem.errors import ConfigError, InvalidInputError, StoreError, StoreUnavailableError
+from graphmem.filters import parse
 from graphmem.resources import list_cypher, load_cypher, load_prompt
 from graphmem.stores.base import EntityCandidate, GraphQuery, MemoryQuery, relation_visible
 from graphmem.stores.memory_context import ContextQuery
@@ -134,14 +135,15 @@ def sample_statements():
         queries.entities(scope),
         queries.scope_lock(scope),
         memory_queries.similar_memories(scope, [axis(0)], 5, plan),
-        memory_queries.search_memories(scope, MemoryQuery(axis(0), "tea", filters={"k": 1}, as_of=T0), plan),
-        memory_queries.memory_context(scope, ContextQuery(axis(0), ["m"], time_from=T0, time_to=T0, filters={"k": 1}, as_of=T0)),
+        memory_queries.search_memories(scope, MemoryQuery(axis(0), "tea", filters=parse({"k": 1}), as_of=T0), plan),
+        memory_queries.memory_context(scope, ContextQuery(axis(0), ["m"], time_from=T0, time_to=T0, filters=parse({"k": 1}), as_of=T0)),
         memory_queries.get_memory("m"),
         memory_queries.list_memories(scope, False, None),
         memory_queries.delete_memory("m"),
         log_queries.conversation(scope, 10),
         log_queries.set_summary(scope, "summary", 3, T0),
         queries.delete_all(scope),
+        queries.delete_all(Scope.of(user_id="u", run_id="r")),
         queries.reset(),
         *partition.create_indexes(scope, TEST_DIMS),
         partition.label_scope(scope, record=True),
@@ -606,7 +608,7 @@ def test_every_new_method_is_one_round_trip(store, scope):
     assert store.round_trips - before == 1  # graph, 20 memories and 3 messages: one statement
     calls = [
         lambda: store.similar_memories(scope, [axis(0), axis(1), axis(2)], top_k=2),
-        lambda: store.search_memories(scope, MemoryQuery(axis(0), "fact", top_k=3, filters={"i": 3})),
+        lambda: store.search_memories(scope, MemoryQuery(axis(0), "fact", top_k=3, filters=parse({"i": 3}))),
         lambda: store.search_memories(scope, MemoryQuery(axis(0), "fact", top_k=3)),
         lambda: store.get_memory(memories[0].id),
         lambda: store.list_memories(scope, limit=5),
@@ -665,13 +667,16 @@ def test_hostile_metadata_keys_are_parameters_and_never_reach_other_properties(s
     assert node["meta.id"] == "not-the-id" and node["meta.meta.x"] == "double" and "meta.nested" not in node
 
     def found(filters):
-        return {m.id for m in store.search_memories(scope, MemoryQuery(axis(5), "", top_k=10, filters=filters))}
+        return {m.id for m in store.search_memories(scope, MemoryQuery(axis(5), "", top_k=10, filters=parse(filters)))}
 
     for key, value in hostile.items():
-        if key != "nested":
+        if key not in ("nested", ""):
             assert found({key: value}) == {tagged.id}, key
     assert found({"scope": scope.key}) == found({"id": plain.id}) == set()  # only meta.* is compared
-    assert found({"nested": {"k": 1}}) == found({"k": None}) == found({1: "v"}) == set()
+    assert found({"nested": "*"}) == set()  # a non-scalar value is not filterable
+    for bad in ({"nested": {"k": 1}}, {"k": None}, {1: "v"}, {"": "empty key"}):
+        with pytest.raises(InvalidInputError):
+            found(bad)
     assert found({"a.b": 2.5, "k": "v"}) == set() and found({"k": "v"}) == {plain.id}
     assert store.get_memory(tagged.id).metadata == hostile
     assert [m.text for m in store.list_memories(canary)] == ["canary"]
@@ -831,7 +836,7 @@ def test_the_store_silences_server_notifications(neo4j_uri, scope, caplog):
         store.setup()  # "index already exists" notes and the like
         add(store, scope, [ent("A", axis(0))])
         store.conversation(scope, 5)
-        store.search_memories(scope, MemoryQuery(axis(0), "a", filters={"x": 1}))
+        store.search_memories(scope, MemoryQuery(axis(0), "a", filters=parse({"x": 1})))
     assert [r for r in caplog.records if r.name.startswith("neo4j.notifications")] == []
 
 

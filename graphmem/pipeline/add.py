@@ -4,11 +4,16 @@ Phases, each a fixed number of calls whatever the number of triples or facts:
 1. extract   graph extraction and fact extraction, concurrently (2 LLM requests; a 3rd only if the
              model skipped the relations tool)
 2. embed     one batched embedding call for every extracted entity name and fact
-3. resolve   match_entities, relations_around the matched nodes, similar_memories of the facts
-             (one round trip each, skipped when there is nothing to ask)
-4. decide    invalidation stage (only when current relations exist around the matched nodes) and
-             memory-update stage (only when similar memories exist), concurrently
-5. write     one transaction (store.write) for graph and memories
+3. resolve   match_entities, relations_around the matched nodes (one round trip each, skipped when
+             there is nothing to ask)
+4. invalidate  the invalidation stage, only when current relations exist around the matched nodes
+5. reconcile the memory candidates in one round trip (memory_candidates): the memories similar to
+             the facts AND the live memories that MENTION the entities of this add's relations and
+             of the relations it retires (the scope's own node aside: nearly every memory is about
+             the user). Memories stating a retired relation are shown to the memory-update stage
+             marked no longer true, so memory facts follow the graph (graph-guided consolidation).
+             The update stage runs only when there are candidates.
+6. write     one transaction (store.write) for graph and memories
 Nothing is written before phase 5, so a failure anywhere leaves the store untouched.
 """
 
@@ -16,7 +21,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -44,6 +49,7 @@ from graphmem.types import (
     Relation,
     RelationWrite,
     Scope,
+    canonical_name,
     iso,
     new_id,
     utcnow,
@@ -53,6 +59,8 @@ log = logging.getLogger(__name__)
 
 #: how many similar existing memories the update stage sees per new fact
 SIMILAR_MEMORIES = 5
+#: at most this many memories found through the entities they mention (newest first)
+MENTIONING_MEMORIES = 20
 
 
 @dataclass
@@ -147,14 +155,22 @@ class AddPipeline:
     def close(self) -> None:
         self._pool.shutdown(wait=True)
 
-    def plan(self, scope: Scope, messages: list[Message], reference_time: datetime, metadata: dict[str, Any]) -> AddOutcome:
+    def plan(
+        self,
+        scope: Scope,
+        messages: list[Message],
+        reference_time: datetime,
+        metadata: dict[str, Any],
+        prompt: str | None = None,
+        graph_only: bool = False,
+    ) -> AddOutcome:
         """Everything up to the write: the GraphWrite to apply (nothing is written here)."""
         outcome = AddOutcome(add_id=new_id())
         if self.read_log:
             outcome.conversation = self.store.conversation(scope, self.recent_messages)
         context = render_context(outcome.conversation)
         graph_job = self._pool.submit(self.extraction.run, messages, scope.self_name, reference_time, context)
-        facts, dropped = self.facts.run(messages, scope.self_name, reference_time, context)
+        facts, dropped = ([], 0) if graph_only else self.facts.run(messages, scope.self_name, reference_time, context, prompt)
         extracted: GraphExtraction = graph_job.result()
         outcome.dropped["facts"] += dropped
         outcome.dropped.update(extracted.dropped)
@@ -168,19 +184,15 @@ class AddPipeline:
         outcome.names = {e.id: e.name for e in entities.values()}
         new_relations = [r for r in extracted.relations if entities[r.source].id != entities[r.destination].id]
         existing = self._existing_relations(scope, entities)
-        similar = self._similar_memories(scope, fact_vectors)
-
-        retire_job: Future | None = None
         if existing:
             names = {k: e.name for k, e in entities.items()}
-            retire_job = self._pool.submit(
-                self.invalidation.run, messages, existing, new_relations, names, scope.self_name, reference_time, context
+            outcome.retired, dropped = self.invalidation.run(
+                messages, existing, new_relations, names, scope.self_name, reference_time, context
             )
-        decisions, dropped = self._decide_memories(facts, similar, reference_time)
-        outcome.dropped["memory"] += dropped
-        if retire_job is not None:
-            outcome.retired, dropped = retire_job.result()
             outcome.dropped["invalidations"] += dropped
+        candidates, stale = self._candidates(scope, fact_vectors, entities, new_relations, outcome.retired)
+        decisions, dropped = self._decide_memories(facts, candidates, stale, reference_time)
+        outcome.dropped["memory"] += dropped
         _log_dropped(outcome)
 
         write = GraphWrite(add_id=outcome.add_id, scope=scope, at=utcnow())
@@ -190,7 +202,7 @@ class AddPipeline:
         merged = list(dict.fromkeys(d.text for d in decisions if d.event != "DELETE" and d.text not in fact_vector))
         fact_vector.update(zip(merged, self.embedder.embed(merged), strict=False))
         for decision in decisions:
-            write.memories.append(self._memory_write(decision, fact_vector, entities, metadata))
+            write.memories.append(self._memory_write(decision, fact_vector, entities, metadata, reference_time))
             if decision.memory is not None:
                 outcome.previous[decision.memory.id] = decision.memory.text
         write.messages = log_messages(messages, reference_time)
@@ -221,32 +233,81 @@ class AddPipeline:
         known = sorted({e.id for e in entities.values() if not e.is_new})
         return self.store.relations_around(scope, known) if known else []
 
-    def _similar_memories(self, scope: Scope, vectors: list[list[float]]) -> list[MemoryItem]:
+    def _candidates(
+        self,
+        scope: Scope,
+        vectors: list[list[float]],
+        entities: dict[str, EntityWrite],
+        relations: list[ExtractedRelation],
+        retired: list[Relation],
+    ) -> tuple[list[MemoryItem], dict[str, list[Relation]]]:
+        """The memories the update stage sees, and for each memory stating a retired relation, those
+        relations (one store round trip, whatever the number of triples)."""
         if not vectors:
-            return []
+            return [], {}
+        self_key = canonical_name(scope.self_name)
+        self_ids = {e.id for k, e in entities.items() if k == self_key}
+        wanted = {entities[k].id for r in relations for k in (r.source, r.destination) if not entities[k].is_new}
+        wanted |= {i for r in retired for i in (r.source_id, r.destination_id)}
+        wanted -= self_ids | _self_named(retired, self_key)
+        similar, mentioning = self.store.memory_candidates(scope, vectors, SIMILAR_MEMORIES, sorted(wanted), MENTIONING_MEMORIES)
         seen: dict[str, MemoryItem] = {}
-        for hits in self.store.similar_memories(scope, vectors, SIMILAR_MEMORIES):
+        for hits in similar:
             for item in hits:
                 if (item.score or 0.0) >= self.similar_threshold:
                     seen.setdefault(item.id, item)
-        return list(seen.values())
+        for item in mentioning:
+            seen.setdefault(item.id, item)
+        stale: dict[str, list[Relation]] = {}
+        for item in seen.values():
+            for rel in retired:
+                ends = {rel.source_id, rel.destination_id} - self_ids - _self_named([rel], self_key)
+                if ends and ends <= set(item.mentions):
+                    stale.setdefault(item.id, []).append(rel)
+        return list(seen.values()), stale
 
-    def _decide_memories(self, facts: list[str], similar: list[MemoryItem], reference_time: datetime) -> tuple[list[Decision], int]:
+    def _decide_memories(
+        self, facts: list[str], candidates: list[MemoryItem], stale: dict[str, list[Relation]], reference_time: datetime
+    ) -> tuple[list[Decision], int]:
         if not facts:
             return [], 0
-        if not similar:  # nothing to reconcile with: no LLM call
+        if not candidates:  # nothing to reconcile with: no LLM call
             return [Decision("ADD", f) for f in facts], 0
-        return self.memory_update.run(facts, similar, reference_time)
+        return self.memory_update.run(facts, candidates, reference_time, stale)
 
-    def _memory_write(self, decision: Decision, fact_vector: dict[str, list[float]], entities: dict[str, EntityWrite], metadata: dict[str, Any]) -> MemoryWrite:
+    def _memory_write(
+        self,
+        decision: Decision,
+        fact_vector: dict[str, list[float]],
+        entities: dict[str, EntityWrite],
+        metadata: dict[str, Any],
+        reference_time: datetime,
+    ) -> MemoryWrite:
         if decision.event == "DELETE":
             assert decision.memory is not None
-            return MemoryWrite("DELETE", decision.memory.id)
+            return MemoryWrite("DELETE", decision.memory.id, invalid_at=self._ended(decision.memory, reference_time))
         vector = fact_vector[decision.text]
         folded = decision.text.casefold()
         mentioned = sorted({e.id for e in entities.values() if e.name.casefold() in folded})
         memory_id = decision.memory.id if decision.memory else new_id()
-        return MemoryWrite(decision.event, memory_id, decision.text, vector, metadata if decision.event == "ADD" else None, "user", mentioned)
+        write = MemoryWrite(decision.event, memory_id, decision.text, vector, metadata if decision.event == "ADD" else None, "user", mentioned)
+        write.valid_at = reference_time  # event time: when the text became true (the add's timestamp)
+        return write
+
+    @staticmethod
+    def _ended(memory: MemoryItem, reference_time: datetime) -> datetime:
+        """When a retired memory stopped being true: the add's time, never before it began (a late,
+        backdated add retiring a newer memory closes it where it started)."""
+        start = memory.valid_at or memory.created_at
+        return max(reference_time, start) if start is not None else reference_time
+
+
+def _self_named(relations: list[Relation], self_key: str) -> set[str]:
+    """Ids of the endpoints that are the scope's own node (found by name when it was not extracted)."""
+    return {
+        i for r in relations for i, name in ((r.source_id, r.source), (r.destination_id, r.destination))
+        if canonical_name(name) == self_key
+    }  # fmt: skip
 
 
 def _log_dropped(outcome: AddOutcome) -> None:

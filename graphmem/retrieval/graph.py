@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from graphmem.filters import Filter
 from graphmem.retrieval.fusion import fuse
 from graphmem.retrieval.presets import SearchPreset
 from graphmem.retrieval.text import BM25, mentions_self
@@ -31,6 +32,7 @@ def search_relations(
     as_of: datetime | None = None,
     known_at: datetime | None = None,
     hops: int = 1,
+    filters: Filter | None = None,
 ) -> list[Relation]:
     seeds = [canonical_name(scope.self_name)] if mentions_self(query) else []
     graph_query = GraphQuery(
@@ -43,6 +45,7 @@ def search_relations(
         known_at=known_at,
         hops=hops,
         hop_decay=preset.hop_decay,
+        filters=filters,
     )
     candidates = store.search_graph(scope, graph_query)
     if not candidates:

@@ -21,6 +21,7 @@ from collections import defaultdict
 from datetime import datetime
 from typing import Any
 
+from graphmem.filters import Filter
 from graphmem.retrieval.fusion import fuse
 from graphmem.retrieval.presets import SearchPreset
 from graphmem.retrieval.text import BM25
@@ -40,13 +41,14 @@ def search_memories(
     embedding: list[float],
     preset: SearchPreset,
     limit: int,
-    filters: dict[str, Any] | None = None,
+    filters: Filter | None = None,
     as_of: datetime | None = None,
     threshold: float | None = None,
     when: QueryTime | None = None,
+    known_at: datetime | None = None,
 ) -> list[MemoryItem]:
     top_k = max(limit * OVERFETCH, 30)
-    candidates = store.search_memories(scope, MemoryQuery(embedding, query, top_k=top_k, filters=filters, as_of=as_of))
+    candidates = store.search_memories(scope, MemoryQuery(embedding, query, top_k=top_k, filters=filters, as_of=as_of, known_at=known_at))
     candidates = _above(candidates, threshold)
     when = when if preset.weights.get("time") else None
     dated = bool(when and when.spans)

@@ -34,10 +34,13 @@ class FactExtractionStage:
         self.template = PromptTemplate.load("extract_facts")
         self.custom_prompt = custom_prompt
 
-    def run(self, messages: list[Message], self_name: str, reference_time: datetime, context: str = "") -> tuple[list[str], int]:
-        """Distinct facts in order of appearance, and the number of unusable items dropped."""
+    def run(
+        self, messages: list[Message], self_name: str, reference_time: datetime, context: str = "", prompt: str | None = None
+    ) -> tuple[list[str], int]:
+        """Distinct facts in order of appearance, and the number of unusable items dropped. ``prompt``
+        (mem0's ``add(prompt=...)``) replaces the system prompt for this call."""
         values = {"self_name": self_name, "reference_time": iso(reference_time)}
-        system = self.template.system_prompt(self.custom_prompt, **values)
+        system = self.template.system_prompt(prompt or self.custom_prompt, **values)
         chat = [{"role": "system", "content": system}, {"role": "user", "content": user_prompt(messages, reference_time, context)}]
         facts: list[str] = []
         seen: set[str] = set()

@@ -8,6 +8,7 @@ just an add); a second decision about one memory is ignored.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
@@ -18,7 +19,7 @@ from graphmem.llm.base import LLM, ToolSpec
 from graphmem.results import MemoryEvent
 from graphmem.stages.base import PromptTemplate, validate_items
 from graphmem.stages.facts import MAX_FACT_CHARS
-from graphmem.types import MemoryItem, clean_text, iso
+from graphmem.types import MemoryItem, Relation, clean_text, iso
 
 UPDATE_TOOL = ToolSpec(
     name="update_memory",
@@ -71,6 +72,13 @@ class Decision:
     memory: MemoryItem | None = None  # the existing memory for UPDATE / DELETE
 
 
+def _shown(short_id: str, memory: MemoryItem, ended: list[Relation]) -> dict[str, object]:
+    out: dict[str, object] = {"id": short_id, "text": memory.text}
+    if ended:
+        out["no_longer_true"] = [f"{r.source} {r.relationship} {r.destination}" for r in ended]
+    return out
+
+
 class MemoryUpdateStage:
     name = "memory_update"
 
@@ -79,11 +87,19 @@ class MemoryUpdateStage:
         self.template = PromptTemplate.load("update_memory")
         self.custom_prompt = custom_prompt
 
-    def run(self, facts: list[str], existing: list[MemoryItem], reference_time: datetime) -> tuple[list[Decision], int]:
+    def run(
+        self,
+        facts: list[str],
+        existing: list[MemoryItem],
+        reference_time: datetime,
+        stale: Mapping[str, list[Relation]] | None = None,
+    ) -> tuple[list[Decision], int]:
+        """``stale``: memory id -> the relations it states that this add ended; shown with the memory
+        as ``no_longer_true``."""
         values = {"reference_time": iso(reference_time)}
         system = self.template.system_prompt(self.custom_prompt, **values)
         shown = {str(i): m for i, m in enumerate(existing)}
-        listing = json.dumps([{"id": k, "text": m.text} for k, m in shown.items()], ensure_ascii=False, indent=1)
+        listing = json.dumps([_shown(k, m, (stale or {}).get(m.id, [])) for k, m in shown.items()], ensure_ascii=False, indent=1)
         user = f"Existing memories:\n{listing}\n\nNew facts:\n" + json.dumps(facts, ensure_ascii=False, indent=1)
         chat = [{"role": "system", "content": system}, {"role": "user", "content": user}]
         decisions: list[Decision] = []

@@ -15,8 +15,8 @@ from abc import ABC, abstractmethod
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
+from graphmem.filters import Filter
 from graphmem.stores.locks import locks_of
 from graphmem.stores.memory_context import ContextQuery, MemoryContext
 from graphmem.types import Conversation, Entity, GraphWrite, MemoryItem, Relation, Scope
@@ -44,6 +44,7 @@ class GraphQuery:
     include_invalidated: bool = False  # every version, no time filter
     hops: int = 1  # 2: relations two hops from a seed too (the time filter on every relation of the path)
     hop_decay: float = 0.5  # a relation's seed scores are multiplied by this once per hop beyond the first
+    filters: Filter | None = None  # graphmem.filters, applied to relations (when it names relation fields)
 
 
 def relation_visible(
@@ -82,8 +83,9 @@ class MemoryQuery:
     embedding: list[float]
     text: str
     top_k: int = 10  # candidates per signal (vector, fulltext)
-    filters: dict[str, Any] | None = None  # metadata equality on top-level scalar keys
-    as_of: datetime | None = None  # None: live memories; else memories that existed at as_of
+    filters: Filter | None = None  # graphmem.filters, applied to memories (when it names memory fields)
+    as_of: datetime | None = None  # event time: memories true at as_of (valid_at <= as_of < invalid_at)
+    known_at: datetime | None = None  # transaction time: memories graphmem held then; both None: live ones
 
 
 class GraphStore(ABC):
@@ -150,6 +152,14 @@ class GraphStore(ABC):
         """For each embedding, the top_k live memories of the scope by cosine (score set); one round trip."""
 
     @abstractmethod
+    def memory_candidates(
+        self, scope: Scope, embeddings: list[list[float]], top_k: int, entity_ids: list[str], mention_limit: int = 20
+    ) -> tuple[list[list[MemoryItem]], list[MemoryItem]]:
+        """The memory-update stage's candidates in one round trip: ``similar_memories`` of the
+        embeddings, and the live memories of the scope that MENTION any of ``entity_ids`` (newest
+        first, at most ``mention_limit``). Every returned item carries ``mentions``."""
+
+    @abstractmethod
     def search_memories(self, scope: Scope, query: MemoryQuery) -> list[MemoryItem]:
         """Candidates by vector (top_k by cosine) and by fulltext on the text (top_k), merged by id,
         with ``scores`` {"vector": cosine or 0, "fulltext": 0..1 normalised}; metadata filters and
@@ -168,8 +178,10 @@ class GraphStore(ABC):
         """One memory by id, whatever its scope; soft-deleted ones too (deleted_at set)."""
 
     @abstractmethod
-    def list_memories(self, scope: Scope, include_deleted: bool = False, limit: int | None = None) -> list[MemoryItem]:
-        """The scope's memories, oldest first."""
+    def list_memories(
+        self, scope: Scope, include_deleted: bool = False, limit: int | None = None, filters: Filter | None = None
+    ) -> list[MemoryItem]:
+        """The scope's memories, oldest first; ``filters`` (graphmem.filters) applied before the limit."""
 
     @abstractmethod
     def delete_memory(self, memory_id: str) -> bool:
@@ -204,9 +216,11 @@ class GraphStore(ABC):
         slower summary never overwrites a newer one); True when stored. One round trip."""
 
     @abstractmethod
-    def get_all(self, scope: Scope, include_invalidated: bool = False, limit: int | None = None) -> list[Relation]:
+    def get_all(
+        self, scope: Scope, include_invalidated: bool = False, limit: int | None = None, filters: Filter | None = None
+    ) -> list[Relation]:
         """Relations of the scope, oldest first: those ``relation_visible`` now (as_of = known_at =
-        None), or every version with include_invalidated."""
+        None), or every version with include_invalidated; ``filters`` applied before the limit."""
 
     @abstractmethod
     def entities(self, scope: Scope) -> list[Entity]:

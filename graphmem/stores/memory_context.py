@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
+from graphmem.filters import Filter
 from graphmem.types import MemoryItem
 
 
@@ -19,7 +19,7 @@ class ContextQuery:
     time_from: datetime | None = None  # with time_to: memories whose resolved times overlap [from, to)
     time_to: datetime | None = None
     time_k: int = 10  # the best ``time_k`` such memories by cosine
-    filters: dict[str, Any] | None = None  # as MemoryQuery.filters
+    filters: Filter | None = None  # as MemoryQuery.filters (only its metadata equalities: filters.equalities)
     as_of: datetime | None = None  # as MemoryQuery.as_of
 
 

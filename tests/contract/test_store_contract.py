@@ -16,6 +16,7 @@ import pytest
 from conftest import TEST_DIMS
 
 from graphmem.errors import InvalidInputError
+from graphmem.filters import parse
 from graphmem.stores.base import EntityCandidate, GraphQuery, GraphStore, MemoryQuery
 from graphmem.types import (
     EntityWrite,
@@ -398,7 +399,9 @@ def _same_world(store: GraphStore, scope: Scope) -> tuple[EntityWrite, EntityWri
 
 def test_scopes_with_identical_content_never_see_each_other(store: GraphStore) -> None:
     user = f"user-{uuid.uuid4().hex[:8]}"
-    scopes = [Scope.of(user_id=user), Scope.of(user_id=user, agent_id="helper"), fresh_scope(), Scope.of(agent_id=user)]
+    # the same id as a user, an agent, a run, and another user: four partitions (a user's runs and
+    # agents share the user's partition: tests/test_scopes.py)
+    scopes = [Scope.of(user_id=user), Scope.of(run_id=user), fresh_scope(), Scope.of(agent_id=user)]
     worlds = {s: _same_world(store, s) for s in scopes}
     for s, (alice, acme) in worlds.items():
         mine = {alice.id, acme.id}
@@ -454,7 +457,8 @@ def test_hostile_relationship_types_are_sanitised_and_round_trip(store: GraphSto
 def test_hostile_names_and_scope_ids_round_trip(store: GraphStore) -> None:
     tag = uuid.uuid4().hex[:8]
     scope = Scope.of(user_id=f"o'brien \"`x`\" {{$u}} 🎉 {tag}", agent_id="a`]->() //", run_id="r\\n;--")
-    lookalike = Scope.of(user_id=f"o'brien \"`x`\" {{$u}} 🎉 {tag}", agent_id="a`]->() //")
+    lookalike = Scope.of(user_id=f"o'brien \"`x`\" {{$u}} 🎉 {tag}_", agent_id="a`]->() //")  # ids match exactly, never as prefixes
+    same_user_other_run = Scope.of(user_id=scope.user_id, agent_id="a`]->() //", run_id="r\\n;-")
     names = [display_name(n) for n in HOSTILE_NAMES]
     written = [entity(n, axis(i)) for i, n in enumerate(names)]
     add(store, scope, T0, written, [rel(x, "next", y) for x, y in zip(written, written[1:], strict=False)])
@@ -463,6 +467,7 @@ def test_hostile_names_and_scope_ids_round_trip(store: GraphStore) -> None:
     assert [m.id if m else None for m in found] == [e.id for e in written]
     assert {(r.source, r.destination) for r in store.get_all(scope)} == set(zip(names, names[1:], strict=False))
     assert store.entities(lookalike) == [] and store.get_all(lookalike) == []
+    assert store.get_all(same_user_other_run) == []
 
 
 # --- time ----------------------------------------------------------------------------------------
@@ -524,8 +529,8 @@ def remember(store: GraphStore, scope: Scope, when: datetime, *memories: MemoryW
     store.write(GraphWrite(new_id(), scope, when, list(entities), list(relations), [], list(memories)))
 
 
-def mquery(embedding=None, text: str = "", **options) -> MemoryQuery:
-    return MemoryQuery(embedding=embedding or axis(QUIET), text=text, **options)
+def mquery(embedding=None, text: str = "", filters=None, **options) -> MemoryQuery:
+    return MemoryQuery(embedding=embedding or axis(QUIET), text=text, filters=parse(filters), **options)
 
 
 def test_memory_add_stores_every_field(store: GraphStore) -> None:

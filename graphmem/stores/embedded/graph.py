@@ -14,12 +14,13 @@ code:
     ["retire", relation_id, invalid_at, expired_at]
     ["memory", {attrs}]                       create a memory fact (with its MENTIONS entity ids)
     ["memory_update", memory_id, {changes}]   text, hash, embedding, updated_at, metadata?, mentions
-    ["memory_soft_delete", memory_id, at]     deleted_at = at
+    ["memory_soft_delete", memory_id, at, invalid_at?]  deleted_at = at, invalid_at (event time; absent in old journals)
     ["memory_remove", memory_id]              gone for good
     ["messages", scope_key, [attrs], keep]    append to the conversation log (conversations.py)
     ["summary", scope_key, text, through, at] the scope's rolling summary
     ["delete_scope", scope_key]               entities, relations, memories and log of the scope
     ["purge", ...], ["forget", ...]           retention and erasure (lifecycle.py)
+    ["relation_remove", relation_id]          gone for good (delete_all of a narrowed scope)
     ["reset"]
 """
 
@@ -34,6 +35,8 @@ from typing import Any
 import networkx as nx
 import numpy as np
 
+from graphmem import filters
+from graphmem.filters import Filter
 from graphmem.stores.embedded import lifecycle
 from graphmem.stores.embedded.conversations import ConversationLogs
 from graphmem.stores.embedded.memories import MemoryFacts
@@ -103,6 +106,11 @@ class MemoryGraph:
         self.graph.add_edge(attrs["source_id"], attrs["destination_id"], key=attrs["id"], **attrs)
         self._ends[attrs["id"]] = (attrs["source_id"], attrs["destination_id"])
 
+    def _op_relation_remove(self, relation_id: str) -> None:
+        ends = self._ends.pop(relation_id, None)
+        if ends is not None:
+            self.graph.remove_edge(ends[0], ends[1], key=relation_id)
+
     def _op_mention(self, relation_id: str, add_id: str, at: str) -> None:
         d = self.edge(relation_id)
         assert d is not None
@@ -121,10 +129,11 @@ class MemoryGraph:
         self.memories.create(self._decode(data))
 
     def _op_memory_update(self, memory_id: str, changes: Attrs) -> None:
-        self.memories.update(memory_id, {**changes, "updated_at": parse_time(changes["updated_at"])})
+        times = {k: parse_time(changes[k]) for k in ("updated_at", "valid_at") if changes.get(k)}
+        self.memories.update(memory_id, {**changes, **times})
 
-    def _op_memory_soft_delete(self, memory_id: str, at: str) -> None:
-        self.memories.soft_delete(memory_id, parse_time(at))
+    def _op_memory_soft_delete(self, memory_id: str, at: str, invalid_at: str | None = None) -> None:
+        self.memories.soft_delete(memory_id, parse_time(at), parse_time(invalid_at or at))
 
     def _op_memory_remove(self, memory_id: str) -> None:
         self.memories.remove(memory_id)
@@ -209,10 +218,11 @@ class MemoryGraph:
         ends = self._ends.get(relation_id)
         return None if ends is None else self.graph.edges[ends[0], ends[1], relation_id]
 
-    def current_instance(self, source_id: str, rel_type: str, destination_id: str, skip: set[str]) -> str | None:
-        """The id of the current relation (source, type, destination), ignoring ids in ``skip``."""
+    def current_instance(self, source_id: str, rel_type: str, destination_id: str, skip: set[str], ids: str) -> str | None:
+        """The id of the current relation (source, type, destination) written with exactly the scope
+        ids ``ids`` (Scope.full_key), ignoring ids in ``skip``."""
         for rid, d in (self.graph.get_edge_data(source_id, destination_id) or {}).items():
-            if d["type"] == rel_type and is_current(d) and rid not in skip:
+            if d["type"] == rel_type and is_current(d) and rid not in skip and d.get("ids", d["scope"]) == ids:
                 return str(rid)
         return None
 
@@ -244,6 +254,19 @@ class MemoryGraph:
             mentions=n["mentions"], created_at=n["created_at"], updated_at=n["updated_at"], score=score,
             attributes=dict(n.get("attributes", {})),
         )  # fmt: skip
+
+    def relation_matches(self, d: Attrs, flt: Filter | None) -> bool:
+        """The relation filter (graphmem.filters) on an edge's fields and its endpoints'."""
+        if flt is None or not flt.applies("relation"):
+            return True
+        s, t = self.graph.nodes[d["source_id"]], self.graph.nodes[d["destination_id"]]
+        record = {
+            "user_id": d.get("user_id"), "agent_id": d.get("agent_id"), "run_id": d.get("run_id"),
+            "created_at": d["created_at"], "updated_at": d.get("updated_at"), "valid_at": d["valid_at"],
+            "invalid_at": d["invalid_at"], "relationship": d["type"], "source_entity": s["name"], "destination_entity": t["name"],
+            "source_type": s["entity_type"], "destination_type": t["entity_type"],
+        }  # fmt: skip
+        return filters.matches(flt, "relation", record)
 
     def relation(self, d: Attrs, scores: dict[str, float] | None = None) -> Relation:
         nodes = self.graph.nodes

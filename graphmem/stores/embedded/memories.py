@@ -23,6 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from graphmem import filters
+from graphmem.filters import Filter
 from graphmem.stores.lifecycle import is_expired
 from graphmem.types import MemoryItem, TimeSpan
 
@@ -131,6 +133,8 @@ class MemoryFacts:
     def update(self, memory_id: str, changes: Attrs) -> None:
         row = self.rows[memory_id]
         row.update(text=changes["text"], hash=changes["hash"], updated_at=changes["updated_at"])
+        if changes.get("valid_at") is not None:
+            row["valid_at"] = changes["valid_at"]
         row["embedding"] = unit(changes["embedding"])
         if changes.get("metadata") is not None:
             row["metadata"] = changes["metadata"]
@@ -139,8 +143,9 @@ class MemoryFacts:
             row["times"] = changes["times"]
         self._indexes.pop(row["scope"], None)
 
-    def soft_delete(self, memory_id: str, at: datetime | None) -> None:
+    def soft_delete(self, memory_id: str, at: datetime | None, invalid_at: datetime | None = None) -> None:
         self.rows[memory_id]["deleted_at"] = at
+        self.rows[memory_id]["invalid_at"] = invalid_at or at
 
     def remove(self, memory_id: str) -> None:
         row = self.rows.pop(memory_id)
@@ -185,22 +190,38 @@ def oldest_first(rows: Iterable[Attrs]) -> list[Attrs]:
     return sorted(rows, key=_order)
 
 
-def visible(row: Attrs, as_of: datetime | None) -> bool:
-    """Live memories (as_of None), or the memories that existed at ``as_of``; never expired ones."""
+def visible(row: Attrs, as_of: datetime | None, known_at: datetime | None = None) -> bool:
+    """Live memories when both are None. ``as_of`` (event time): the memories true then, valid_at <=
+    as_of < invalid_at (valid_at defaults to created_at; a retired memory without invalid_at ends at
+    deleted_at). ``known_at`` (transaction time): the memories graphmem held then, created_at <=
+    known_at < deleted_at. Never expired ones (retention). Mirrored by cypher/search_memories.cypher."""
     if is_expired(row.get("expires_at")):
         return False
-    if as_of is None:
+    if as_of is None and known_at is None:
         return row["deleted_at"] is None
-    return row["created_at"] <= as_of and (row["deleted_at"] is None or as_of < row["deleted_at"])
-
-
-def matches(metadata: Attrs, filters: Attrs | None) -> bool:
-    """Equality on every top-level key; a missing key or a None filter value never matches."""
-    for key, wanted in (filters or {}).items():
-        value = metadata.get(key)
-        if wanted is None or value is None or isinstance(value, bool) != isinstance(wanted, bool) or value != wanted:
+    if known_at is not None:
+        if row["created_at"] > known_at or (row["deleted_at"] is not None and row["deleted_at"] <= known_at):
             return False
-    return True
+    if as_of is None:
+        return True
+    start = row.get("valid_at") or row["created_at"]
+    end = row.get("invalid_at") or row["deleted_at"]
+    if known_at is not None and row["deleted_at"] is not None and row["deleted_at"] > known_at:
+        end = None  # retired later than known_at: not known then
+    return start <= as_of and (end is None or as_of < end)
+
+
+def matches(row: Attrs, flt: Filter | None) -> bool:
+    """The memory filter (graphmem.filters) on a row: its built-in fields and its metadata."""
+    if flt is None:
+        return True
+    record = {
+        "user_id": row["user_id"], "agent_id": row["agent_id"], "run_id": row["run_id"],
+        "created_at": row["created_at"], "updated_at": row["updated_at"],
+        "valid_at": row.get("valid_at") or row["created_at"], "invalid_at": row.get("invalid_at"),
+        "memory": row["text"], "role": row["role"],
+    }  # fmt: skip
+    return filters.matches(flt, "memory", record, row["metadata"])
 
 
 def memory_item(row: Attrs, score: float | None = None, scores: dict[str, float] | None = None) -> MemoryItem:
@@ -211,4 +232,6 @@ def memory_item(row: Attrs, score: float | None = None, scores: dict[str, float]
         updated_at=row["updated_at"], deleted_at=row["deleted_at"], score=score, scores=dict(scores or {}),
         expires_at=row.get("expires_at"),
         said_at=row["said_at"], turn=row["turn"], times=[TimeSpan.from_dict(t) for t in row["times"]],
+        valid_at=row.get("valid_at") or row["created_at"], invalid_at=row.get("invalid_at"),
+        mentions=list(row.get("mentions", [])),
     )  # fmt: skip

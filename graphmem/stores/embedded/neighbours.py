@@ -6,19 +6,34 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Callable
 from datetime import datetime
+from typing import Any
 
 import numpy as np
 
-from graphmem.stores.embedded.memories import Attrs, MemoryFacts, matches, memory_item, visible
+from graphmem.filters import Filter, equalities
+from graphmem.stores.embedded.memories import Attrs, MemoryFacts, memory_item, visible
 from graphmem.stores.memory_context import ContextQuery, MemoryContext, Neighbour
 from graphmem.types import MemoryItem, Scope, TimeSpan, parse_time
+
+
+def context_matches(row: Attrs, flt: Filter | None) -> bool:
+    """Metadata equalities only (graphmem.filters.equalities), as the Neo4j store applies them."""
+    pairs = equalities(flt)
+    if pairs is None:
+        return False
+    meta = row["metadata"]
+    return all(_kind_equal(meta.get(k), v) for k, v in pairs)
+
+
+def _kind_equal(have: Any, want: Any) -> bool:
+    return have is not None and isinstance(have, bool) == isinstance(want, bool) and have == want
 
 
 def memory_context(facts: MemoryFacts, scope: Scope, query: ContextQuery, embedding: np.ndarray) -> MemoryContext:
     as_of = parse_time(query.as_of, field_name="as_of")
 
     def eligible(row: Attrs) -> bool:
-        return visible(row, as_of) and matches(row["metadata"], query.filters)
+        return visible(row, as_of) and context_matches(row, query.filters)
 
     out = MemoryContext()
     for hit_id in dict.fromkeys(query.ids):

@@ -87,7 +87,7 @@ class WritePlanner:
                 if end not in written and not self.graph.in_scope(end, key):
                     raise InvalidInputError(f"relation endpoint {end!r} is not an entity of the scope")
             triple = (src, r.relationship, dst)
-            found = planned.get(triple) or self.graph.current_instance(*triple, skip=retired)
+            found = planned.get(triple) or self.graph.current_instance(*triple, skip=retired, ids=w.scope.full_key)
             if found:
                 ops.append(["mention", found, w.add_id, at])
                 continue
@@ -96,6 +96,7 @@ class WritePlanner:
                 "id": rid, "source_id": src, "destination_id": dst, "type": r.relationship,
                 "valid_at": _iso(r.valid_at), "invalid_at": _iso(r.invalid_at), "created_at": at,
                 "updated_at": at, "expired_at": None, "mentions": 1, "provenance": [w.add_id], "scope": key,
+                "ids": w.scope.full_key, **w.scope.properties(),
             }])  # fmt: skip
             if r.invalid_at is None:
                 planned[triple] = rid
@@ -123,18 +124,19 @@ class WritePlanner:
                     "scope": key, **w.scope.properties(), "created_at": at, "updated_at": at, "deleted_at": None,
                     "expires_at": _iso(m.expires_at),
                     **_said(m, w.at),
+                    "valid_at": _iso(m.valid_at) or at, "invalid_at": None,
                 }])  # fmt: skip
                 live[m.id] = True
             elif m.event == "UPDATE" and live.get(m.id):
                 changes: dict[str, Any] = {"text": m.text, "hash": m.hash, "embedding": self._embedding(m)}
-                changes.update(updated_at=at, mentions=mentions)
+                changes.update(updated_at=at, mentions=mentions, valid_at=_iso(m.valid_at) if m.valid_at else None)
                 if m.metadata is not None:
                     changes["metadata"] = _json_object(m.metadata)
                 if m.times is not None:
                     changes["times"] = [t.to_dict() for t in m.times]
                 ops.append(["memory_update", m.id, changes])
             elif m.event == "DELETE" and live.get(m.id):
-                ops.append(["memory_soft_delete", m.id, at])
+                ops.append(["memory_soft_delete", m.id, at, _iso(m.invalid_at) or at])
                 live[m.id] = False
 
     def _embedding(self, m: MemoryWrite) -> list[float]:

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from graphmem.errors import ConfigError, GraphMemError, InvalidInputError, StoreError
+from graphmem.filters import Filter, scoped
 from graphmem.stores.base import (
     EntityCandidate,
     GraphQuery,
@@ -111,7 +112,11 @@ class EmbeddedStore(GraphStore):
         with self._lock:
             self._begin()
             seeds = [i for i in entity_ids if self._graph.in_scope(i, scope.key)]
-            return [self._graph.relation(d) for d in self._graph.edges_touching(seeds) if is_current(d)]
+            narrow = scoped(scope, None, "relation")
+            return [
+                self._graph.relation(d) for d in self._graph.edges_touching(seeds)
+                if is_current(d) and self._graph.relation_matches(d, narrow)
+            ]  # fmt: skip
 
     def write(self, write: GraphWrite) -> None:
         with self._lock:
@@ -160,26 +165,43 @@ class EmbeddedStore(GraphStore):
                 e: {"vector": vector.get(e, 0.0), "fulltext": text.get(e, 0.0), "seed": 1.0 if e in named else 0.0}
                 for e in set(vector) | set(text) | named
             }
+            flt = scoped(scope, query.filters, "relation")
             out = expand(g, seeds, query.hops, query.hop_decay,
-                         lambda d: query.include_invalidated or _visible(d, as_of, known_at, now))  # fmt: skip
+                         lambda d: (query.include_invalidated or _visible(d, as_of, known_at, now)) and g.relation_matches(d, flt))  # fmt: skip
             # best first, then fewer hops; stable: ties stay oldest first
             out.sort(key=lambda r: (-max(r.scores.values()), r.hops))
             return out
 
     def similar_memories(self, scope: Scope, embeddings: list[list[float]], top_k: int = 5) -> list[list[MemoryItem]]:
+        return self.memory_candidates(scope, embeddings, top_k, [])[0]
+
+    def memory_candidates(
+        self, scope: Scope, embeddings: list[list[float]], top_k: int, entity_ids: list[str], mention_limit: int = 20
+    ) -> tuple[list[list[MemoryItem]], list[MemoryItem]]:
         with self._lock:
             self._begin()
             if not embeddings:
-                return []
-            index = self._graph.memories.index(scope.key)
-            rows = index.rows
-            live = np.array([visible(row, None) for row in rows], dtype=bool)
-            sims = index.cosines(np.array([unit(self._vector(e)) for e in embeddings]))
-            out = []
-            for row_sims in sims:
-                best = _top(row_sims, live, top_k)
-                out.append([memory_item(rows[i], float(row_sims[i]), {"vector": float(row_sims[i])}) for i in best])
-            return out
+                return [], []
+            wanted, narrow = set(entity_ids), scoped(scope, None, "memory")
+            rows = self._graph.memories.scope_rows(scope.key)
+            mentioning = [
+                r for r in reversed(rows)
+                if visible(r, None) and wanted.intersection(r["mentions"]) and matches(r, narrow)
+            ]  # fmt: skip
+            return self._similar(scope, embeddings, top_k), [memory_item(r) for r in mentioning[:mention_limit]]
+
+    def _similar(self, scope: Scope, embeddings: list[list[float]], top_k: int) -> list[list[MemoryItem]]:
+        """similar_memories without taking the lock (the caller holds it)."""
+        index = self._graph.memories.index(scope.key)
+        rows = index.rows
+        narrow = scoped(scope, None, "memory")
+        live = np.array([visible(row, None) and matches(row, narrow) for row in rows], dtype=bool)
+        sims = index.cosines(np.array([unit(self._vector(e)) for e in embeddings]))
+        out = []
+        for row_sims in sims:
+            best = _top(row_sims, live, top_k)
+            out.append([memory_item(rows[i], float(row_sims[i]), {"vector": float(row_sims[i])}) for i in best])
+        return out
 
     def search_memories(self, scope: Scope, query: MemoryQuery) -> list[MemoryItem]:
         with self._lock:
@@ -187,7 +209,9 @@ class EmbeddedStore(GraphStore):
             index = self._graph.memories.index(scope.key)
             rows = index.rows
             as_of = parse_time(query.as_of, field_name="as_of")
-            eligible = np.array([visible(r, as_of) and matches(r["metadata"], query.filters) for r in rows], dtype=bool)
+            known_at = parse_time(query.known_at, field_name="known_at")
+            flt = scoped(scope, query.filters, "memory")
+            eligible = np.array([visible(r, as_of, known_at) and matches(r, flt) for r in rows], dtype=bool)
             cosines = index.cosines(unit(self._vector(query.embedding))[None, :])[0]
             fulltext = index.bm25(query.text)
             by_text = _top(fulltext, eligible & (fulltext > 0), query.top_k)
@@ -211,10 +235,16 @@ class EmbeddedStore(GraphStore):
             row = self._graph.memories.rows.get(memory_id)
             return None if row is None or is_expired(row.get("expires_at")) else memory_item(row)
 
-    def list_memories(self, scope: Scope, include_deleted: bool = False, limit: int | None = None) -> list[MemoryItem]:
+    def list_memories(
+        self, scope: Scope, include_deleted: bool = False, limit: int | None = None, filters: Filter | None = None
+    ) -> list[MemoryItem]:
+        flt = scoped(scope, filters, "memory")
         with self._lock:
             self._begin()
-            rows = [r for r in self._graph.memories.scope_rows(scope.key) if (include_deleted or r["deleted_at"] is None) and not is_expired(r.get("expires_at"))]
+            rows = [
+                r for r in self._graph.memories.scope_rows(scope.key)
+                if (include_deleted or r["deleted_at"] is None) and not is_expired(r.get("expires_at")) and matches(r, flt)
+            ]  # fmt: skip
             return [memory_item(r) for r in rows[:limit]]
 
     def delete_memory(self, memory_id: str) -> bool:
@@ -225,11 +255,16 @@ class EmbeddedStore(GraphStore):
             self._commit([["memory_remove", memory_id]])
             return True
 
-    def get_all(self, scope: Scope, include_invalidated: bool = False, limit: int | None = None) -> list[Relation]:
+    def get_all(
+        self, scope: Scope, include_invalidated: bool = False, limit: int | None = None, filters: Filter | None = None
+    ) -> list[Relation]:
         with self._lock:
             self._begin()
-            now = utcnow()
-            found = [d for d in self._graph.scope_relations(scope.key) if include_invalidated or _visible(d, None, None, now)]
+            now, flt = utcnow(), scoped(scope, filters, "relation")
+            found = [
+                d for d in self._graph.scope_relations(scope.key)
+                if (include_invalidated or _visible(d, None, None, now)) and self._graph.relation_matches(d, flt)
+            ]  # fmt: skip
             return [self._graph.relation(d) for d in found[:limit]]
 
     def timeline(self, scope: Scope, canonical: str) -> list[Relation]:
@@ -238,7 +273,8 @@ class EmbeddedStore(GraphStore):
             entity_id = self._graph.by_canonical.get((scope.key, canonical))
             if entity_id is None:
                 return []
-            found = self._graph.edges_touching([entity_id])
+            narrow = scoped(scope, None, "relation")
+            found = [d for d in self._graph.edges_touching([entity_id]) if self._graph.relation_matches(d, narrow)]
             found.sort(key=lambda d: (d["valid_at"] or d["created_at"], d["created_at"]))
             return [self._graph.relation(d) for d in found]
 
@@ -250,6 +286,13 @@ class EmbeddedStore(GraphStore):
     def delete_all(self, scope: Scope) -> int:
         with self._lock:
             self._begin()
+            if scope.narrowing:  # a user's run: its memories and relations; entities and the log stay
+                memories = [r["id"] for r in self._graph.memories.scope_rows(scope.key) if matches(r, scoped(scope, None, "memory"))]
+                relations = [d["id"] for d in self._graph.scope_relations(scope.key) if self._graph.relation_matches(d, scoped(scope, None, "relation"))]
+                ops = [["memory_remove", i] for i in memories] + [["relation_remove", i] for i in relations]
+                if ops:
+                    self._commit(ops)
+                return 0
             count = len(self._graph.by_scope.get(scope.key, {}))
             if count or self._graph.memories.by_scope.get(scope.key) or scope.key in self._graph.conversations.logs:
                 self._commit([["delete_scope", scope.key]])

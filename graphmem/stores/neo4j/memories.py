@@ -15,8 +15,10 @@ from datetime import datetime
 from typing import Any
 
 from graphmem.errors import InvalidInputError
+from graphmem.filters import Filter, equalities, scoped
 from graphmem.stores.base import MemoryQuery
 from graphmem.stores.memory_context import ContextQuery, MemoryContext, Neighbour
+from graphmem.stores.neo4j.filters import META_PREFIX, filtered
 from graphmem.stores.neo4j.values import (
     Statement,
     VectorPlan,
@@ -30,7 +32,6 @@ from graphmem.stores.neo4j.values import (
 from graphmem.types import GraphWrite, MemoryItem, MemoryWrite, Scope, TimeSpan, turn_key, utcnow
 
 MEMORY_EVENTS = ("ADD", "UPDATE", "DELETE")
-META_PREFIX = "meta."
 _INT64 = (-(2**63), 2**63 - 1)
 
 
@@ -60,17 +61,6 @@ def storable_scalar(value: Any) -> bool:
 def meta_properties(metadata_text: str) -> dict[str, Any]:
     """``meta.<key>`` -> value for each top-level scalar of the metadata (as it reads back from JSON)."""
     return {META_PREFIX + key: value for key, value in json.loads(metadata_text).items() if storable_scalar(value)}
-
-
-def filter_rows(filters: Mapping[Any, Any] | None) -> list[dict[str, Any]]:
-    """Equality filters as {key: property name, value}. A filter that can never match as the embedded
-    store defines it (a non-string key, a None, a non-scalar or an out-of-range value) gets value
-    null, which equals nothing in Cypher."""
-    rows = []
-    for key, value in (filters or {}).items():
-        matchable = isinstance(key, str) and value is not None and storable_scalar(value)
-        rows.append({"key": META_PREFIX + str(key), "value": value if matchable else None})
-    return rows
 
 
 # --- writes -------------------------------------------------------------------------------------------
@@ -114,6 +104,8 @@ def _memory_row(m: MemoryWrite, seq: int, canonical_of: Mapping[str, str]) -> di
         "role": m.role,
         "expires_at": utc(m.expires_at),
         "seq": seq,
+        "valid_at": utc(m.valid_at),
+        "invalid_at": utc(m.invalid_at),
         "mentions": [{"id": i, "canonical": canonical_of.get(i)} for i in dict.fromkeys(m.entity_ids)],
     }
 
@@ -121,8 +113,10 @@ def _memory_row(m: MemoryWrite, seq: int, canonical_of: Mapping[str, str]) -> di
 # --- reads --------------------------------------------------------------------------------------------
 
 
-def similar_memories(scope: Scope, embeddings: list[list[float]], top_k: int, plan: VectorPlan) -> Statement:
-    return Statement(
+def similar_memories(
+    scope: Scope, embeddings: list[list[float]], top_k: int, plan: VectorPlan, entity_ids: list[str] | None = None, mention_limit: int = 0
+) -> Statement:
+    return filtered(
         "similar_memories",
         {
             "scope": scope.key,
@@ -131,17 +125,22 @@ def similar_memories(scope: Scope, embeddings: list[list[float]], top_k: int, pl
             "scan_limit": plan.scan_limit,
             "max_k": plan.max_k,
             "now": utc(utcnow()),
+            "entity_ids": list(entity_ids or []),
+            "mention_limit": max(0, int(mention_limit)),
         },
+        scoped(scope, None, "memory"),
+        "memory",
     )
 
 
 def search_memories(scope: Scope, query: MemoryQuery, plan: VectorPlan) -> Statement:
     top_k = max(0, int(query.top_k))
-    filters = filter_rows(query.filters)
+    flt = scoped(scope, query.filters, "memory")
+    has_filter = flt is not None
     # hits of other scopes and dead memories are dropped after Lucene: ask for a few extra, or for
     # every hit when filters or time can make eligible ones rare
-    scarce = bool(filters) or query.as_of is not None
-    return Statement(
+    scarce = has_filter or query.as_of is not None or query.known_at is not None
+    return filtered(
         "search_memories",
         {
             "scope": scope.key,
@@ -152,10 +151,13 @@ def search_memories(scope: Scope, query: MemoryQuery, plan: VectorPlan) -> State
             "fulltext_terms": fulltext_terms(query.text or ""),
             "fulltext_scope": lucene_escape(scope.key),
             "fulltext_options": {} if scarce else {"limit": top_k * plan.fulltext_k + 10},
-            "filters": filters,
+            "filtered": has_filter,
             "as_of": utc(query.as_of),
             "now": utc(utcnow()),
+            "known_at": utc(query.known_at),
         },
+        flt,
+        "memory",
     )
 
 
@@ -163,9 +165,9 @@ def get_memory(memory_id: str) -> Statement:
     return Statement("get_memory", {"id": memory_id})
 
 
-def list_memories(scope: Scope, include_deleted: bool, limit: int | None) -> Statement:
+def list_memories(scope: Scope, include_deleted: bool, limit: int | None, flt: Filter | None = None) -> Statement:
     params = {"scope": scope.key, "include_deleted": bool(include_deleted), "limit": limit_value(limit), "now": utc(utcnow())}
-    return Statement("list_memories", params)
+    return filtered("list_memories", params, scoped(scope, flt, "memory"), "memory")
 
 
 def delete_memory(memory_id: str) -> Statement:
@@ -183,6 +185,8 @@ def to_memory(row: Mapping[str, Any], scores: dict[str, float] | None = None) ->
         agent_id=row.get("agent_id"), run_id=row.get("run_id"), metadata=json.loads(row.get("metadata") or "{}"),
         role=row.get("role"), created_at=created, updated_at=from_db_time(row.get("updated_at")),
         deleted_at=from_db_time(row.get("deleted_at")), expires_at=from_db_time(row.get("expires_at")),
+        valid_at=from_db_time(row.get("valid_at")) or created,
+        invalid_at=from_db_time(row.get("invalid_at")), mentions=list(row.get("mentions") or []),
         score=None if scores is None else scores["vector"], scores=dict(scores or {}),
         said_at=from_db_time(row.get("said_at")), turn=row.get("turn"),
         times=[TimeSpan.from_dict(t) for t in json.loads(row.get("times") or "[]")],
@@ -201,11 +205,20 @@ def memory_context(scope: Scope, query: ContextQuery) -> Statement:
             "time_from": utc(query.time_from),
             "time_to": utc(query.time_to),
             "time_k": max(0, int(query.time_k)),
-            "filters": filter_rows(query.filters),
+            "filters": context_filter_rows(query.filters),
             "as_of": utc(query.as_of),
             "now": utc(utcnow()),
         },
     )
+
+
+def context_filter_rows(flt: Filter | None) -> list[dict[str, Any]]:
+    """memory_context.cypher's $filters: metadata equalities ({key: "meta.<k>", value}); a filter that
+    says more than equalities (graphmem.filters.equalities) gets a row that matches nothing."""
+    pairs = equalities(flt)
+    if pairs is None:
+        return [{"key": META_PREFIX, "value": None}]
+    return [{"key": META_PREFIX + k, "value": v} for k, v in pairs]
 
 
 def to_context(row: Mapping[str, Any]) -> MemoryContext:

@@ -12,9 +12,11 @@ from datetime import datetime
 from typing import Any
 
 from graphmem.browser.style import type_label
+from graphmem.filters import Filter, scoped
 from graphmem.ontology import property_names, stored_attributes
 from graphmem.stores.base import EntityCandidate, GraphQuery
 from graphmem.stores.neo4j.conversation import message_rows
+from graphmem.stores.neo4j.filters import filtered
 from graphmem.stores.neo4j.memories import memory_rows
 from graphmem.stores.neo4j.values import (
     Statement,
@@ -90,7 +92,7 @@ def match_entities(scope: Scope, candidates: list[EntityCandidate], threshold: f
 
 
 def relations_around(scope: Scope, entity_ids: list[str]) -> Statement:
-    return Statement("relations_around", {"scope": scope.key, "ids": list(entity_ids)})
+    return filtered("relations_around", {"scope": scope.key, "ids": list(entity_ids)}, scoped(scope, None, "relation"), "relation")
 
 
 def write_graph(write: GraphWrite) -> Statement:
@@ -99,6 +101,7 @@ def write_graph(write: GraphWrite) -> Statement:
         "write_graph",
         {
             "scope": write.scope.key,
+            "ids": write.scope.full_key,
             "scope_ids": write.scope.properties(),
             "at": utc(write.at),
             "add_id": write.add_id,
@@ -150,7 +153,7 @@ def search_graph(
 ) -> Statement:
     terms = fulltext_terms(query.text or "")
     known_at = utc(query.known_at)
-    return Statement(
+    return filtered(
         "search_graph",
         {
             "scope": scope.key,
@@ -172,11 +175,15 @@ def search_graph(
             "hops": int(query.hops),
             "hop_decay": float(query.hop_decay),
         },
+        scoped(scope, query.filters, "relation"),
+        "relation",
     )
 
 
-def get_all(scope: Scope, include_invalidated: bool, limit: int | None, now: datetime | None = None) -> Statement:
-    return Statement(
+def get_all(
+    scope: Scope, include_invalidated: bool, limit: int | None, now: datetime | None = None, flt: Filter | None = None
+) -> Statement:
+    return filtered(
         "get_all",
         {
             "scope": scope.key,
@@ -184,11 +191,13 @@ def get_all(scope: Scope, include_invalidated: bool, limit: int | None, now: dat
             "now": utc(now or utcnow()),
             "limit": limit_value(limit),
         },
+        scoped(scope, flt, "relation"),
+        "relation",
     )
 
 
 def timeline(scope: Scope, canonical: str) -> Statement:
-    return Statement("timeline", {"scope": scope.key, "canonical": canonical})
+    return filtered("timeline", {"scope": scope.key, "canonical": canonical}, scoped(scope, None, "relation"), "relation")
 
 
 def entities(scope: Scope) -> Statement:
@@ -196,7 +205,13 @@ def entities(scope: Scope) -> Statement:
 
 
 def delete_all(scope: Scope) -> Statement:
-    return Statement("delete_all", {"scope": scope.key})
+    """Everything of the partition; for a scope naming ids beyond its owner (a user's run), only the
+    memories and relations written with those ids (delete_scoped.cypher)."""
+    if not scope.narrowing:
+        return Statement("delete_all", {"scope": scope.key})
+    return filtered(
+        "delete_scoped", {"scope": scope.key}, scoped(scope, None, "memory"), "memory", also=((scoped(scope, None, "relation"), "relation"),)
+    )
 
 
 def reset() -> Statement:

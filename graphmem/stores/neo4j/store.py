@@ -20,6 +20,7 @@ from neo4j import GraphDatabase, RoutingControl
 from neo4j.exceptions import ConfigurationError
 
 from graphmem.errors import ConfigError, InvalidInputError, StoreError
+from graphmem.filters import Filter
 from graphmem.stores.base import EntityCandidate, GraphQuery, GraphStore, MemoryQuery
 from graphmem.stores.lifecycle import Erased, is_expired
 from graphmem.stores.memory_context import ContextQuery, MemoryContext
@@ -279,8 +280,10 @@ class Neo4jStore(GraphStore):
     def timeline(self, scope: Scope, canonical: str) -> list[Relation]:
         return [queries.to_relation(row) for row in self._query(queries.timeline(scope, canonical), read=True)]
 
-    def get_all(self, scope: Scope, include_invalidated: bool = False, limit: int | None = None) -> list[Relation]:
-        rows = self._query(queries.get_all(scope, include_invalidated, limit), read=True)
+    def get_all(
+        self, scope: Scope, include_invalidated: bool = False, limit: int | None = None, filters: Filter | None = None
+    ) -> list[Relation]:
+        rows = self._query(queries.get_all(scope, include_invalidated, limit, flt=filters), read=True)
         return [queries.to_relation(row) for row in rows]
 
     def entities(self, scope: Scope) -> list[Entity]:
@@ -289,16 +292,22 @@ class Neo4jStore(GraphStore):
     # --- memory facts -------------------------------------------------------------------------------
 
     def similar_memories(self, scope: Scope, embeddings: list[list[float]], top_k: int = 5) -> list[list[MemoryItem]]:
-        if not embeddings or top_k <= 0:
-            return [[] for _ in embeddings]
+        return self.memory_candidates(scope, embeddings, top_k, [])[0]
+
+    def memory_candidates(
+        self, scope: Scope, embeddings: list[list[float]], top_k: int, entity_ids: list[str], mention_limit: int = 20
+    ) -> tuple[list[list[MemoryItem]], list[MemoryItem]]:
+        if not embeddings or (top_k <= 0 and not entity_ids):
+            return [[] for _ in embeddings], []
         for embedding in embeddings:
             self._check_dims(embedding)
-        stmt = memory_queries.similar_memories(scope, embeddings, top_k, self.vector_plan)
+        stmt = memory_queries.similar_memories(scope, embeddings, top_k, self.vector_plan, entity_ids, mention_limit)
+        (row,) = self._query(stmt, read=True)
         found: list[list[MemoryItem]] = [[] for _ in embeddings]
-        for row in self._query(stmt, read=True):
-            cosine = float(row["cosine"])
-            found[row["i"]].append(memory_queries.to_memory(row["memory"], {"vector": cosine}))
-        return found
+        for hit in row["similar"]:
+            cosine = float(hit["cosine"])
+            found[hit["i"]].append(memory_queries.to_memory(hit["memory"], {"vector": cosine}))
+        return found, [memory_queries.to_memory(m) for m in row["mentioning"]]
 
     def search_memories(self, scope: Scope, query: MemoryQuery) -> list[MemoryItem]:
         self._check_dims(query.embedding)
@@ -320,8 +329,10 @@ class Neo4jStore(GraphStore):
         item = memory_queries.to_memory(rows[0]["memory"]) if rows else None
         return None if item is None or is_expired(item.expires_at) else item
 
-    def list_memories(self, scope: Scope, include_deleted: bool = False, limit: int | None = None) -> list[MemoryItem]:
-        rows = self._query(memory_queries.list_memories(scope, include_deleted, limit), read=True)
+    def list_memories(
+        self, scope: Scope, include_deleted: bool = False, limit: int | None = None, filters: Filter | None = None
+    ) -> list[MemoryItem]:
+        rows = self._query(memory_queries.list_memories(scope, include_deleted, limit, filters), read=True)
         return [memory_queries.to_memory(row["memory"]) for row in rows]
 
     def delete_memory(self, memory_id: str) -> bool:

@@ -1,0 +1,18 @@
+// Remove what a scope naming ids beyond its owner wrote (a user's run, an agent of a user): the
+// memories and relations of the partition written with those ids. Entities, shared by the owner's
+// scopes, stay; so does the owner's conversation log. The placeholders are replaced by those ids
+// (graphmem.filters.scoped). Returns 0 entities removed, like delete_all's count.
+// Parameters: $scope, the filters' (fm_0, fr_0, ...)
+CALL () {
+  MATCH (m:Memory)
+  WHERE m.scope = $scope AND true /* memory filter */
+  DETACH DELETE m
+  RETURN count(*) AS memories
+}
+CALL () {
+  MATCH (s:Entity)-[r]->(d:Entity)
+  WHERE s.scope = $scope AND r.scope = $scope AND true /* relation filter */
+  DELETE r
+  RETURN count(*) AS relations
+}
+RETURN 0 AS deleted
