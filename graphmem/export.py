@@ -201,8 +201,9 @@ def to_cypher(graph: ScopeGraph, target: Scope | None = None) -> str:
         lines.append(f"CREATE (:{':'.join(cypher_identifier(label) for label in labels)} {cypher_map(props)});")
     for r in graph.relations:
         rel_type = cypher_identifier(sanitize_relation_type(r.relationship))
-        props = {"id": new_id(r.id), "scope": scope.key, "valid_at": r.valid_at, "invalid_at": r.invalid_at,
-                 "created_at": r.created_at, "expired_at": r.expired_at, "mentions": r.mentions, "provenance": list(r.provenance)}
+        props = {"id": new_id(r.id), "valid_at": r.valid_at, "invalid_at": r.invalid_at, "created_at": r.created_at,
+                 "expired_at": r.expired_at, "mentions": r.mentions, "provenance": list(r.provenance),
+                 "ids": scope.full_key, **scope_props}  # relations carry the scope's ids: reads narrow on them
         lines.append(
             f"MATCH (s:Entity {cypher_map({'id': new_id(r.source_id)})}) "
             f"MATCH (d:Entity {cypher_map({'id': new_id(r.destination_id)})}) "
