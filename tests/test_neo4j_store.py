@@ -432,8 +432,10 @@ def test_hostile_scope_ids_are_stored_and_read_back_exactly(store):
     assert (relation.source, relation.destination) == (name, 'Zürich "quoted"')
     found = store.search_graph(scope, GraphQuery(embedding=axis(9), text='robert "drop" zürich', seed_canonicals=[]))
     assert [r.id for r in found] == [relation.id] and found[0].scores["fulltext"] == pytest.approx(1.0)
-    assert store.entities(Scope.of(user_id=scope.user_id)) == []  # the other parts of the scope count
-    assert store.delete_all(scope) == 2
+    assert store.entities(Scope.of(user_id=scope.user_id + "x")) == []
+    assert store.get_all(Scope.of(user_id=scope.user_id, agent_id=scope.agent_id, run_id=scope.run_id + "x")) == []
+    assert len(store.get_all(Scope.of(user_id=scope.user_id))) == 1  # a user read sees the user's runs
+    assert store.delete_all(Scope.of(user_id=scope.user_id)) == 2
 
 
 @pytest.mark.neo4j
