@@ -40,7 +40,7 @@ def quickstart(Memory, config, server):  # noqa: N803 - the class is the one thi
     result = m.add(MOVIES, user_id="alice", metadata={"category": "movies"})
     assert [r["event"] for r in result["results"]] == ["ADD", "ADD"]
 
-    related = m.search(query="What do you know about me?", user_id="alice", filters={"category": "movies"})
+    related = m.search(query="Which movies?", user_id="alice", filters={"category": "movies"})
     assert {r["memory"] for r in related["results"]} == {"Not a big fan of thriller movies", "Loves sci-fi movies"}
     by_filter = m.search("sci-fi", filters={"user_id": "alice", "category": {"in": ["movies", "books"]}}, rerank=True)
     assert by_filter["results"][0]["memory"] == "Loves sci-fi movies"
