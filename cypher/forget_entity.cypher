@@ -5,10 +5,10 @@
 // summary is written again from the remaining messages).
 // $pattern is a whole-word, case-insensitive regex of the entity's name built by
 // graphmem.stores.lifecycle.name_pattern (every character that is not a letter or digit escaped).
-// Parameters: $user_id, $agent_id, $run_id, $canonical, $pattern
+// Parameters: $scope (the partition: Scope.key), $user_id, $agent_id, $run_id, $canonical, $pattern
 CALL () {
   MATCH (e:Entity)
-  WHERE e.canonical = $canonical
+  WHERE e.canonical = $canonical AND e.scope = $scope
     AND ($user_id IS NULL OR e.user_id = $user_id) AND ($agent_id IS NULL OR e.agent_id = $agent_id)
     AND ($run_id IS NULL OR e.run_id = $run_id)
   RETURN collect(e) AS named
@@ -20,7 +20,7 @@ CALL (named) {
 }
 CALL () {
   MATCH (m:Memory)
-  WHERE ($user_id IS NULL OR m.user_id = $user_id) AND ($agent_id IS NULL OR m.agent_id = $agent_id)
+  WHERE m.scope = $scope AND ($user_id IS NULL OR m.user_id = $user_id) AND ($agent_id IS NULL OR m.agent_id = $agent_id)
     AND ($run_id IS NULL OR m.run_id = $run_id) AND m.text =~ $pattern
   RETURN collect(m) AS mentioning
 }
@@ -34,7 +34,7 @@ CALL (linked, mentioning) {
 }
 CALL () {
   MATCH (c:Conversation)
-  WHERE ($user_id IS NULL OR c.user_id = $user_id) AND ($agent_id IS NULL OR c.agent_id = $agent_id)
+  WHERE c.scope = $scope AND ($user_id IS NULL OR c.user_id = $user_id) AND ($agent_id IS NULL OR c.agent_id = $agent_id)
     AND ($run_id IS NULL OR c.run_id = $run_id)
   RETURN collect(c) AS conversations
 }

@@ -3,10 +3,10 @@
 // logged messages, memory facts, entities with their relations, the conversations with their
 // summaries, and the scopes' partition records (which hold the scope key).
 // Returns the removed memory ids (to scrub the history log) and counts.
-// Parameters: $user_id, $agent_id, $run_id
+// Parameters: $scope (the partition: Scope.key), $user_id, $agent_id, $run_id
 CALL () {
   MATCH (c:Conversation)
-  WHERE ($user_id IS NULL OR c.user_id = $user_id) AND ($agent_id IS NULL OR c.agent_id = $agent_id)
+  WHERE c.scope = $scope AND ($user_id IS NULL OR c.user_id = $user_id) AND ($agent_id IS NULL OR c.agent_id = $agent_id)
     AND ($run_id IS NULL OR c.run_id = $run_id)
   RETURN collect(c) AS conversations, collect(c.scope) AS logs
 }
@@ -18,7 +18,7 @@ CALL (logs) {
 }
 CALL () {
   MATCH (m:Memory)
-  WHERE ($user_id IS NULL OR m.user_id = $user_id) AND ($agent_id IS NULL OR m.agent_id = $agent_id)
+  WHERE m.scope = $scope AND ($user_id IS NULL OR m.user_id = $user_id) AND ($agent_id IS NULL OR m.agent_id = $agent_id)
     AND ($run_id IS NULL OR m.run_id = $run_id)
   WITH collect(m) AS gone
   WITH gone, [m IN gone | m.id] AS memory_ids, [m IN gone | m.scope] AS memory_scopes
@@ -27,7 +27,7 @@ CALL () {
 }
 CALL () {
   MATCH (n:Entity)
-  WHERE ($user_id IS NULL OR n.user_id = $user_id) AND ($agent_id IS NULL OR n.agent_id = $agent_id)
+  WHERE n.scope = $scope AND ($user_id IS NULL OR n.user_id = $user_id) AND ($agent_id IS NULL OR n.agent_id = $agent_id)
     AND ($run_id IS NULL OR n.run_id = $run_id)
   WITH collect(n) AS gone
   WITH gone, [n IN gone | n.scope] AS entity_scopes

@@ -450,7 +450,7 @@ class Memory:
     def forget(self, *, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None) -> Result:
         """Erase everything written with these ids (a user's runs too): graph, memories, conversation
         log and summary, and their history rows (the audit log keeps only that an erasure happened)."""
-        scope = Scope.of(user_id, agent_id, run_id)
+        scope = _erasable(Scope.of(user_id, agent_id, run_id))
         self._summarizer.drain()  # a summary in flight would write the scope back
         with self.store.scope_lock(scope):  # an add of the scope in flight finishes first
             return self._retention.forget(scope)
@@ -461,7 +461,7 @@ class Memory:
         """Erase one entity of the scope: the node with its relations, the memories and logged messages
         that mention it (whole word, any case), the rolling summary when it mentions it (rewritten
         later from the remaining messages), and the history rows of all of these."""
-        scope = Scope.of(user_id, agent_id, run_id)
+        scope = _erasable(Scope.of(user_id, agent_id, run_id))
         if not isinstance(name, str) or not name.strip():
             raise InvalidInputError("forget_entity needs the entity's name")
         if canonical_name(name) in SELF_WORDS:
@@ -560,3 +560,16 @@ def _check_threshold(threshold: Any) -> float | None:
     if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not math.isfinite(threshold):
         raise InvalidInputError(f"threshold must be a number (a cosine, -1..1) or None, got {threshold!r}")
     return float(threshold)
+
+
+def _erasable(scope: Scope) -> Scope:
+    """Erasure works on a whole partition, the one a read of the owner id sees (its user, else its
+    agent, else its run). A scope that narrows it (user + run) is refused rather than half-erased:
+    entities and the conversation log are shared by the partition's runs and agents."""
+    if scope.narrowing:
+        named = ", ".join(f"{k}={v!r}" for k, v in scope.narrowing.items())
+        raise InvalidInputError(
+            f"forget erases a whole partition: name only its owner id (not {named}); "
+            "delete_all with these ids removes their memories and relations"
+        )
+    return scope

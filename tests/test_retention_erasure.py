@@ -109,10 +109,9 @@ def test_forget_a_user_leaves_no_trace_and_spares_others(memory, server, uid):
 
 def test_expired_memories_and_messages_are_invisible_then_purged(memory, server, uid):
     secret, kept = word(), word()
-    soon = utcnow() + timedelta(seconds=1.5)
-    memory.add(f"The code word is {secret}", user_id=uid, infer=False, expiration_date=iso(soon))
+    soon = utcnow() + timedelta(seconds=5)
+    (expiring,) = memory.add(f"The code word is {secret}", user_id=uid, infer=False, expiration_date=iso(soon))["results"]
     memory.add(f"The safe word is {kept}", user_id=uid, infer=False, expiration_date=(utcnow() + timedelta(days=2)).date())
-    (expiring,) = [m for m in memory.get_all(user_id=uid)["results"] if secret in m["memory"]]
     while utcnow() <= soon:
         time.sleep(0.1)
 
@@ -174,3 +173,23 @@ def test_cli_forget_and_purge(server, tmp_path, capsys):
     assert main(["purge", "--json", "--config", str(path)]) == 0
     assert json.loads(capsys.readouterr().out) == {"memories": 0, "messages": 0}
     assert not any(secret.lower().encode() in p.read_bytes().lower() for p in tmp_path.rglob("*") if p.is_file())
+
+
+def test_forget_an_agent_erases_its_own_partition_not_the_users_who_used_it(memory, uid):
+    agent = f"a-{uuid.uuid4().hex[:8]}"
+    memory.add("Agent-only note", agent_id=agent, infer=False)
+    memory.add("The user's note via the agent", user_id=uid, agent_id=agent, infer=False)
+
+    memory.forget(agent_id=agent)  # reads of agent_id alone see only the first: erasure matches reads
+
+    assert memory.get_all(agent_id=agent)["results"] == []
+    assert [m["memory"] for m in memory.get_all(user_id=uid)["results"]] == ["The user's note via the agent"]
+
+
+def test_forget_refuses_a_narrowed_scope_and_erases_nothing(memory, uid):
+    memory.add("Run note", user_id=uid, run_id="r1", infer=False)
+    with pytest.raises(InvalidInputError, match="whole partition"):
+        memory.forget(user_id=uid, run_id="r1")
+    with pytest.raises(InvalidInputError, match="whole partition"):
+        memory.forget_entity("Run", user_id=uid, run_id="r1")
+    assert [m["memory"] for m in memory.get_all(user_id=uid)["results"]] == ["Run note"]

@@ -16,11 +16,11 @@ def purge_expired(now: datetime, batch: int) -> Statement:
 
 
 def forget_scope(scope: Scope) -> Statement:
-    return Statement("forget_scope", scope.properties())
+    return Statement("forget_scope", {**scope.properties(), "scope": scope.key})
 
 
 def forget_entity(scope: Scope, canonical: str, pattern: str) -> Statement:
-    return Statement("forget_entity", {**scope.properties(), "canonical": canonical, "pattern": pattern})
+    return Statement("forget_entity", {**scope.properties(), "scope": scope.key, "canonical": canonical, "pattern": pattern})
 
 
 def to_erased(row: Mapping[str, Any]) -> Erased:
