@@ -7,9 +7,10 @@
 //     (scope, time_from) index; the retriever checks each stored span exactly).
 // Eligible, as in search_memories.cypher: live when $as_of is null, else existing at $as_of; every
 // $filters entry ({key: "meta.<metadata key>", value}) equal to the memory's property; not expired
-// (retention: expires_at <= $now is invisible).
+// (retention: expires_at <= $now is invisible); written with every id of $narrow (Scope.narrowing: a
+// user + run read sees that run's messages only).
 // "vector" is the cosine to $embedding, on the same scale as search_memories' (2 * similarity - 1).
-// Parameters: $scope, $embedding, $ids, $before, $after, $time_from, $time_to, $time_k, $filters, $as_of, $now
+// Parameters: $scope, $embedding, $ids, $before, $after, $time_from, $time_to, $time_k, $filters, $narrow, $as_of, $now
 CALL () {
   UNWIND range(0, size($ids) - 1) AS i
   MATCH (hit:Memory {id: $ids[i]})
@@ -21,6 +22,7 @@ CALL () {
                ELSE n.created_at <= $as_of AND (n.deleted_at IS NULL OR $as_of < n.deleted_at) END
       AND (n.expires_at IS NULL OR $now < n.expires_at)
       AND all(f IN $filters WHERE n[f.key] = f.value)
+      AND all(k IN keys($narrow) WHERE n[k] = $narrow[k])
     WITH n ORDER BY n.turn DESC LIMIT $before
     WITH collect(n) AS found
     UNWIND range(0, size(found) - 1) AS j
@@ -32,6 +34,7 @@ CALL () {
                ELSE n.created_at <= $as_of AND (n.deleted_at IS NULL OR $as_of < n.deleted_at) END
       AND (n.expires_at IS NULL OR $now < n.expires_at)
       AND all(f IN $filters WHERE n[f.key] = f.value)
+      AND all(k IN keys($narrow) WHERE n[k] = $narrow[k])
     WITH n ORDER BY n.turn ASC LIMIT $after
     WITH collect(n) AS found
     UNWIND range(0, size(found) - 1) AS j
@@ -50,6 +53,7 @@ CALL () {
              ELSE m.created_at <= $as_of AND (m.deleted_at IS NULL OR $as_of < m.deleted_at) END
     AND (m.expires_at IS NULL OR $now < m.expires_at)
     AND all(f IN $filters WHERE m[f.key] = f.value)
+    AND all(k IN keys($narrow) WHERE m[k] = $narrow[k])
   WITH m, coalesce(2 * vector.similarity.cosine(m.embedding, $embedding) - 1, 0.0) AS vector
   ORDER BY vector DESC, m.turn, m.id
   LIMIT $time_k

@@ -157,3 +157,16 @@ def test_a_when_question_prefers_the_message_that_says_when(memory, uid):
     ranked = memory.search("When did Mel sign up for the pottery class?", user_id=uid, limit=3)["results"]
     assert ranked[0]["memory"] == "Mel: I signed up for a pottery class yesterday"
     assert ranked[0]["scores"]["time"] == 1.0 and all(r["scores"]["time"] == 0.0 for r in ranked[1:])
+
+
+def test_a_run_read_brings_neighbours_from_that_run_only(memory, store, uid):
+    # two runs of one user, interleaved in time: a user + run read sees that run only, context included
+    memory.add("Jon: How did you two meet, Gina?", user_id=uid, run_id="r1", infer=False, timestamp="2023-05-08T10:00:00Z")
+    memory.add("Gina: Secret from the other run.", user_id=uid, run_id="r2", infer=False, timestamp="2023-05-08T10:01:00Z")
+    memory.add("Gina: At yoga in the park.", user_id=uid, run_id="r1", infer=False, timestamp="2023-05-08T10:02:00Z")
+    (hit,) = [m for m in memory.get_all(user_id=uid, run_id="r1")["results"] if "meet" in m["memory"]]
+    found = store.memory_context(Scope(user_id=uid, run_id="r1"), ContextQuery(HashingEmbedder(TEST_DIMS).embed_one("x"), [hit["id"]], 1, 1))
+    assert [(n.offset, n.item.text) for n in found.neighbours] == [(1, "Gina: At yoga in the park.")]
+    results = memory.search("How did Gina and Jon meet?", user_id=uid, run_id="r1", limit=5, preset="hybrid_context")["results"]
+    seen = _texts(results) + [c["memory"] for r in results for c in r.get("context", [])]
+    assert "Gina: Secret from the other run." not in seen and "Gina: At yoga in the park." in seen

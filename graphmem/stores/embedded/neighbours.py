@@ -33,7 +33,8 @@ def memory_context(facts: MemoryFacts, scope: Scope, query: ContextQuery, embedd
     as_of = parse_time(query.as_of, field_name="as_of")
 
     def eligible(row: Attrs) -> bool:
-        return visible(row, as_of) and context_matches(row, query.filters)
+        narrowed = all(row[k] == v for k, v in scope.narrowing.items())  # a user + run read: that run only
+        return narrowed and visible(row, as_of) and context_matches(row, query.filters)
 
     out = MemoryContext()
     for hit_id in dict.fromkeys(query.ids):

@@ -206,6 +206,7 @@ def memory_context(scope: Scope, query: ContextQuery) -> Statement:
             "time_to": utc(query.time_to),
             "time_k": max(0, int(query.time_k)),
             "filters": context_filter_rows(query.filters),
+            "narrow": dict(scope.narrowing),
             "as_of": utc(query.as_of),
             "now": utc(utcnow()),
         },
