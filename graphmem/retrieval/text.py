@@ -6,6 +6,7 @@ import math
 import re
 import unicodedata
 from collections import Counter
+from functools import lru_cache
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
@@ -35,10 +36,18 @@ def _light_stem(token: str) -> str:
 
 def tokenize(text: str) -> list[str]:
     """Lowercased, accent-folded words; snake_case and camelCase split; stopwords dropped; light stemming."""
+    return list(_tokens(text))
+
+
+@lru_cache(maxsize=65_536)
+def _tokens(text: str) -> tuple[str, ...]:
+    # Cached: search re-ranks the same stored texts query after query (BM25 over the candidates).
     text = _CAMEL.sub(" ", text)
-    text = unicodedata.normalize("NFKD", text)
-    text = "".join(ch for ch in text if not unicodedata.combining(ch)).casefold()
-    return [_light_stem(t) for t in _WORD.findall(text) if t not in STOPWORDS]
+    if not text.isascii():  # ASCII has nothing to fold: skip the per-character pass
+        text = unicodedata.normalize("NFKD", text)
+        text = "".join(ch for ch in text if not unicodedata.combining(ch))
+    text = text.casefold()
+    return tuple(_light_stem(t) for t in _WORD.findall(text) if t not in STOPWORDS)
 
 
 def mentions_self(text: str) -> bool:
