@@ -20,13 +20,19 @@ Reply resolution for one request whose tool is ``T`` (the tool named by
 2. the next reply scripted for ``T`` with :meth:`ScriptedLLMServer.enqueue` (FIFO per tool);
 3. the handler set with :meth:`ScriptedLLMServer.set_handler`, if it returns non-``None``;
 4. the default empty reply of ``T`` (see :data:`DEFAULT_REPLIES`); counted in ``unscripted``.
+
+``latency`` delays every chat completion (a model's think time, for benchmarks). ``/v1/embeddings``
+answers with deterministic vectors (:func:`hashed_vectors`, or the ``embedder`` given), counted in
+``embedding_calls``; embedding requests are not recorded in ``requests``.
 """
 
 from __future__ import annotations
 
 import enum
+import hashlib
 import itertools
 import json
+import math
 import threading
 import time
 from collections import deque
@@ -196,10 +202,26 @@ class ScriptedLLMServer:
     be called from any thread while the server is running.
     """
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 0, model: str = "scripted-model"):
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        model: str = "scripted-model",
+        latency: float = 0.0,
+        embedder: Callable[[list[str], int], list[list[float]]] | None = None,
+    ):
+        """``latency``: seconds every chat completion waits before answering (a model's think time;
+        default 0). ``embedder(texts, dims)`` answers ``/v1/embeddings`` (default: deterministic
+        hashed unit vectors, ``dims`` from the request's ``dimensions``, else 64)."""
+        if latency < 0:
+            raise ValueError("latency must be >= 0")
         self.host = host
         self.port = port
         self.model = model
+        self.latency = float(latency)
+        self.embedder = embedder or hashed_vectors
+        self.embedding_calls = 0
+        self.embedded_texts = 0
         self._lock = threading.Lock()
         self._queues: dict[str, deque] = {}
         self._faults: list[_FaultEntry] = []
@@ -442,6 +464,8 @@ class ScriptedLLMServer:
         if kind is Fault.TIMEOUT and fault is not None:
             if self._stopping.wait(fault.delay):
                 raise _Stopped()
+        if self.latency and self._stopping.wait(self.latency):
+            raise _Stopped()
 
         calls: list[tuple[str, str]] = []
         names: list[str | None] = [*_tools_of(body)] or [tool]
@@ -460,6 +484,23 @@ class ScriptedLLMServer:
             return 200, {}, _json_bytes(self._completion(body, None, ""))
         return 200, {}, _json_bytes(self._completion(body, calls))
 
+    def _embeddings(self, body: dict) -> tuple[int, bytes]:
+        """Answer ``/v1/embeddings`` (counted in ``embedding_calls``; not recorded in ``requests``)."""
+        texts = body.get("input")
+        texts = [texts] if isinstance(texts, str) else texts
+        if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+            return 400, _error_bytes("input must be a string or a list of strings", "invalid_request_error", None)
+        dims = body.get("dimensions")
+        dims = dims if isinstance(dims, int) and not isinstance(dims, bool) and dims > 0 else 64
+        with self._lock:
+            self.embedding_calls += 1
+            self.embedded_texts += len(texts)
+        vectors = self.embedder(texts, dims)
+        data = [{"object": "embedding", "index": i, "embedding": list(v)} for i, v in enumerate(vectors)]
+        tokens = sum(len(t) for t in texts) // 4
+        return 200, _json_bytes({"object": "list", "data": data, "model": body.get("model") or self.model,
+                                 "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})
+
     def _models(self) -> dict:
         return {
             "object": "list",
@@ -469,6 +510,19 @@ class ScriptedLLMServer:
     def __repr__(self) -> str:
         state = f"port={self.port}" if self.running else "stopped"
         return f"<ScriptedLLMServer {state} model={self.model!r}>"
+
+
+def hashed_vectors(texts: list[str], dims: int) -> list[list[float]]:
+    """Deterministic unit vectors from hashed words (a stand-in embedding model, stdlib only)."""
+    out = []
+    for text in texts:
+        vec = [0.0] * dims
+        for word in text.casefold().split() or [""]:
+            digest = hashlib.blake2b(word.encode("utf-8"), digest_size=8).digest()
+            vec[int.from_bytes(digest[:4], "little") % dims] += 1.0 if digest[4] & 1 else -1.0
+        norm = math.sqrt(sum(x * x for x in vec)) or 1.0
+        out.append([x / norm for x in vec])
+    return out
 
 
 def _json_bytes(obj: Any) -> bytes:
@@ -491,6 +545,7 @@ class _HTTPServer(ThreadingHTTPServer):
 
 _CHAT_PATHS = {"/v1/chat/completions", "/chat/completions"}
 _MODELS_PATHS = {"/v1/models", "/models"}
+_EMBEDDING_PATHS = {"/v1/embeddings", "/embeddings"}
 
 
 def _make_handler(server: ScriptedLLMServer) -> type[BaseHTTPRequestHandler]:
@@ -531,7 +586,7 @@ def _make_handler(server: ScriptedLLMServer) -> type[BaseHTTPRequestHandler]:
             path = self._path()
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length) if length > 0 else b""
-            if path not in _CHAT_PATHS:
+            if path not in _CHAT_PATHS and path not in _EMBEDDING_PATHS:
                 self._send(404, _error_bytes(f"Unknown path {path}", "invalid_request_error", "not_found"))
                 return
             try:
@@ -541,6 +596,10 @@ def _make_handler(server: ScriptedLLMServer) -> type[BaseHTTPRequestHandler]:
                 return
             if not isinstance(body, dict):
                 self._send(400, _error_bytes("Request body must be a JSON object", "invalid_request_error", None))
+                return
+            if path in _EMBEDDING_PATHS:
+                status, payload = server._embeddings(body)
+                self._send(status, payload)
                 return
             try:
                 status, headers, payload = server._respond(path, body)
