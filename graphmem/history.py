@@ -125,25 +125,7 @@ class History:
                 raise StoreError(f"the history database {self.path} failed: {exc}") from exc
 
     def stage(self, add_id: str, scope: Scope, events: list[HistoryEvent]) -> None:
-        now = iso(utcnow())
-        rows = [
-            (new_id(), e.memory_id, e.old_memory, e.new_memory, e.event, now, now, int(e.event == "DELETE"), e.actor_id, e.role,
-             scope.user_id, scope.agent_id, scope.run_id, add_id, e.expires_at)
-            for e in events
-        ]
-        self._retry_commits()
-        with self._using() as db:
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                db.executemany(
-                    f"INSERT INTO history ({', '.join(COLUMNS)}, add_id, expires_at, committed) "
-                    f"VALUES ({', '.join('?' * (len(COLUMNS) + 2))}, 0)",
-                    rows,
-                )
-                db.execute("COMMIT")
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
+        self.stage_many([(add_id, scope, events)])
 
     def stage_many(self, adds: list[tuple[str, Scope, list[HistoryEvent]]]) -> None:
         """``stage`` for several adds (add_id, scope, events) in one SQLite transaction (bulk imports)."""
@@ -197,7 +179,7 @@ class History:
         for add_id in waiting:
             try:
                 with self._using() as db:
-                    db.execute("UPDATE history SET committed = 1 WHERE add_id = ?", (add_id,))
+                    db.execute("UPDATE history SET committed = 1 WHERE committed = 0 AND add_id = ?", (add_id,))  # pending-rows index
             except StoreError as exc:
                 log.warning("history rows of add %s stay staged for now (retried on next use, repaired at start-up): %s", add_id, exc)
                 return

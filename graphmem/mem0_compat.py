@@ -67,11 +67,7 @@ def _llm(section: dict[str, Any], where: str) -> dict[str, Any]:
     section, config = _section_config(section)
     if not config:
         return section
-    for alias in _BASE_URL_ALIASES:
-        if alias in config:
-            value = config.pop(alias)
-            if value is not None:
-                config.setdefault("base_url", value)
+    _take_base_url(config, _BASE_URL_ALIASES)
     for key in _IGNORED_LLM:
         if key in config:
             config.pop(key)
@@ -84,11 +80,7 @@ def _embedder(section: dict[str, Any]) -> dict[str, Any]:
     section, config = _section_config(section)
     if not config:
         return section
-    for alias in ("openai_base_url", "ollama_base_url", "lmstudio_base_url"):
-        if alias in config:
-            value = config.pop(alias)
-            if value is not None:
-                config.setdefault("base_url", value)
+    _take_base_url(config, ("openai_base_url", "ollama_base_url", "lmstudio_base_url"))
     for key in _IGNORED_EMBEDDER:
         if key in config:
             config.pop(key)
@@ -119,3 +111,11 @@ def _graph_store(section: dict[str, Any]) -> dict[str, Any]:
     if isinstance(section.get("llm"), dict):
         section["llm"] = _llm(section["llm"], "graph_store.llm")
     return section
+
+
+def _take_base_url(config: dict[str, Any], aliases: tuple[str, ...]) -> None:
+    """mem0's provider-named base URL keys become ``base_url`` (an explicit base_url wins)."""
+    for alias in aliases:
+        value = config.pop(alias, None)
+        if value is not None:
+            config.setdefault("base_url", value)
