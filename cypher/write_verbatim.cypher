@@ -2,20 +2,24 @@
 // facts (ADD only, fresh ids), its messages appended to the scope's conversation log (trimmed to the
 // newest keep_messages) and its idempotency key. Rows are processed in list order, so adds of one
 // scope keep their order and their message seqs. The same nodes and properties as write_graph.cypher.
+// Datetimes arrive as ISO-8601 strings (cheaper to send than Bolt DateTimes; neo4j/bulk.py) and are
+// stored as DateTimes; datetime(null) is null.
 // A key that exists already fails the uniqueness rule and rolls the whole batch back (the caller
 // asked imported_keys first, so that only happens when two importers race).
 // Parameters: $adds (list of {scope, scope_ids, at, add_id, key, keep_messages,
-//   memories: list of {id, text, hash, embedding, metadata, meta, role, expires_at, seq, said_at, turn,
-//                      times, time_from, time_to},
+//   memories: list of {id, text, hash, embedding, metadata, meta, role, expires_at, seq, valid_at,
+//                      said_at, turn, times, time_from, time_to},
 //   messages: list of {offset, role, content, timestamp, expires_at}})
 UNWIND $adds AS a
-CALL (a) {
+WITH a, datetime(a.at) AS at
+CALL (a, at) {
   UNWIND a.memories AS x
   CREATE (m:Memory {id: x.id})
   SET m += a.scope_ids, m += x.meta, m.scope = a.scope, m.text = x.text, m.hash = x.hash,
-      m.metadata = x.metadata, m.role = x.role, m.created_at = a.at, m.updated_at = a.at, m.seq = x.seq,
-      m.expires_at = x.expires_at,
-      m.said_at = x.said_at, m.turn = x.turn, m.times = x.times, m.time_from = x.time_from, m.time_to = x.time_to
+      m.metadata = x.metadata, m.role = x.role, m.created_at = at, m.updated_at = at, m.seq = x.seq,
+      m.expires_at = datetime(x.expires_at), m.valid_at = coalesce(datetime(x.valid_at), at),
+      m.said_at = datetime(x.said_at), m.turn = x.turn, m.times = x.times,
+      m.time_from = datetime(x.time_from), m.time_to = datetime(x.time_to)
   WITH m, x, a
   CALL db.create.setNodeVectorProperty(m, 'embedding', x.embedding)
   OPTIONAL MATCH (p:ScopePartition {scope: a.scope})
@@ -31,7 +35,8 @@ CALL (a) {
   CALL (a, c, before) {
     UNWIND a.messages AS x
     CREATE (c)-[:HAS_MESSAGE]->(:Message {scope: a.scope, seq: before + x.offset, add_id: a.add_id, role: x.role,
-                                          content: x.content, timestamp: x.timestamp, expires_at: x.expires_at})
+                                          content: x.content, timestamp: datetime(x.timestamp),
+                                          expires_at: datetime(x.expires_at)})
   }
   CALL (a, c) {
     MATCH (old:Message)
@@ -39,8 +44,8 @@ CALL (a) {
     DETACH DELETE old
   }
 }
-CALL (a) {
-  WITH a WHERE a.key IS NOT NULL
-  CREATE (:ImportKey {key: a.key, scope: a.scope, add_id: a.add_id, at: a.at})
+CALL (a, at) {
+  WITH a, at WHERE a.key IS NOT NULL
+  CREATE (:ImportKey {key: a.key, scope: a.scope, add_id: a.add_id, at: at})
 }
 RETURN count(a) AS adds

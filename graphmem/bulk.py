@@ -4,34 +4,36 @@ Semantics, the same on every store:
 - Each item is one add (messages, scope ids, metadata, timestamp) with an optional idempotency
   ``key``. A key is written in the add's own transaction; items whose key is already in the store
   are skipped, so an interrupted import run again continues where it stopped.
-- infer=False: items are taken ``batch_size`` at a time; one embedding call for the batch's texts
-  and one transaction for its adds (store.write_many). A batch commits whole or not at all, so an
-  interruption leaves only whole adds. If a batch's write fails, its adds are retried one by one,
-  so one bad add does not take the others with it.
+- infer=False (bulk_verbatim.py): scopes are spread over ``workers`` lanes by a hash of the scope
+  key; a lane writes its items ``batch_size`` at a time, one batch after the other in input order,
+  so the adds of one scope keep their order while the other lanes embed and write theirs. Per
+  batch: one embedding call for its texts and one transaction for its adds (store.write_many). A
+  batch commits whole or not at all, so an interruption leaves only whole adds. If a batch's write
+  fails, its adds are retried one by one, so one bad add does not take the others with it.
 - infer=True: adds of different scopes run concurrently (``workers`` threads), the adds of one
   scope in order, one after the other, each through the same engine path as ``Memory.add``.
 - A bad item (no scope, bad messages or metadata) is reported in ``failed`` and never stops the rest.
+- ``stop`` (Ctrl-C in ``graphmem import``): no new batch or add starts; running ones finish.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
+from graphmem.bulk_verbatim import VerbatimLanes
 from graphmem.errors import GraphMemError, InvalidInputError
-from graphmem.history import HistoryEvent
 from graphmem.messages import verbatim_messages
 from graphmem.stages.conversation import Message
 from graphmem.types import Scope
 
 if TYPE_CHECKING:
     from graphmem.memory import Memory
-    from graphmem.pipeline import AddOutcome
 
 ITEM_KEYS = frozenset({"messages", "user_id", "agent_id", "run_id", "metadata", "timestamp", "expiration_date", "key"})
 
@@ -105,26 +107,13 @@ class BulkAdder:
         self.counts = BulkProgress()
         self.failures: list[BulkFailure] = []
         self._lock = threading.Lock()
+        self._report_lock = threading.Lock()
 
     def run(self, items: Iterable[Any]) -> dict[str, Any]:
-        chunk = self.batch_size if not self.infer else max(self.batch_size, self.workers * 8)
-        numbered = enumerate(items)
-        pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="graphmem-bulk") if self.infer else None
-        try:
-            while not self.stop.is_set():
-                batch = list(islice(numbered, chunk))
-                if not batch:
-                    break
-                ready = self._fresh(self._checked(batch))
-                if self.infer:
-                    assert pool is not None
-                    self._infer_batch(pool, ready)
-                else:
-                    self._verbatim_batch(ready)
-                self._report()
-        finally:
-            if pool is not None:
-                pool.shutdown(wait=True, cancel_futures=True)
+        if self.infer:
+            self._run_infer(enumerate(items))
+        else:
+            self._run_verbatim(enumerate(items))
         return {
             "added": self.counts.added,
             "skipped": self.counts.skipped,
@@ -133,6 +122,33 @@ class BulkAdder:
             "seen": self.counts.seen,
             "stopped": self.stop.is_set(),
         }
+
+    def _run_verbatim(self, numbered: Iterator[tuple[int, Any]]) -> None:
+        lanes = VerbatimLanes(self)
+        finished = False
+        try:
+            while not self.stop.is_set():
+                chunk = list(islice(numbered, self.batch_size))
+                if not chunk:
+                    break
+                lanes.route(self._checked(chunk))
+            finished = True
+        finally:
+            lanes.close(flush=finished)  # an exception here (Ctrl-C) drops what no lane has started
+        self.report()
+
+    def _run_infer(self, numbered: Iterator[tuple[int, Any]]) -> None:
+        chunk = max(self.batch_size, self.workers * 8)
+        pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="graphmem-bulk")
+        try:
+            while not self.stop.is_set():
+                batch = list(islice(numbered, chunk))
+                if not batch:
+                    break
+                self._infer_batch(pool, self.fresh(self._checked(batch)))
+                self.report()
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
 
     # -- checking ------------------------------------------------------------------------------
 
@@ -143,7 +159,8 @@ class BulkAdder:
 
         out = []
         for index, raw in batch:
-            self.counts.seen += 1
+            with self._lock:
+                self.counts.seen += 1
             try:
                 if isinstance(raw, BadItem):
                     raise InvalidInputError(raw.error)
@@ -163,71 +180,22 @@ class BulkAdder:
                     item.parsed = verbatim_messages(item.messages)
                 out.append(item)
             except GraphMemError as exc:
-                self._fail(index, raw.get("key") if isinstance(raw, dict) else getattr(raw, "key", None), exc)
+                self.fail(index, raw.get("key") if isinstance(raw, dict) else getattr(raw, "key", None), exc)
         return out
 
-    def _fresh(self, items: list[_Item]) -> list[_Item]:
+    def fresh(self, items: list[_Item]) -> list[_Item]:
         """Items whose key is not imported yet (and the first of two items with one key)."""
         keys = [i.key for i in items if i.key is not None]
         done = self.memory.store.imported_keys(list(dict.fromkeys(keys))) if keys else set()
         out, seen = [], set()
         for item in items:
             if item.key is not None and (item.key in done or item.key in seen):
-                self.counts.skipped += 1
+                self.skip()
                 continue
             if item.key is not None:
                 seen.add(item.key)
             out.append(item)
         return out
-
-    # -- infer=False: one transaction per batch --------------------------------------------------
-
-    def _verbatim_batch(self, items: list[_Item]) -> None:
-        items = [i for i in items if i.parsed or i.key is not None]
-        if not items:
-            return
-        texts = [m.content for i in items for m in i.parsed]
-        vectors = iter(self.memory.embedder.embed(texts) if texts else [])
-        outcomes = [
-            self.memory._verbatim_outcome(i.scope, i.parsed, [next(vectors) for _ in i.parsed], i.metadata, i.reference_time,
-                                          i.expiration_date, i.key)
-            for i in items
-        ]
-        try:
-            self._commit_many(outcomes)
-        except GraphMemError as batch_error:
-            if len(items) == 1:
-                self._fail(items[0].index, items[0].key, batch_error)
-                return
-            for item, outcome in zip(items, outcomes, strict=True):  # find the bad add; the others still go in
-                try:
-                    self._commit_many([outcome])
-                except GraphMemError as exc:
-                    self._fail(item.index, item.key, exc)
-                else:
-                    self._added(len(item.parsed))
-            return
-        for item in items:
-            self._added(len(item.parsed))
-        self.memory._retention.maybe_purge()
-
-    def _commit_many(self, outcomes: list[AddOutcome]) -> None:
-        """Memory._commit for a batch: history rows staged before, committed after the one transaction."""
-        memory = self.memory
-        staged = []
-        for o in outcomes:
-            assert o.write is not None
-            events = [HistoryEvent(m.id, m.event, None, m.text, m.role) for m in o.write.memories]
-            if events:
-                staged.append((o.write.add_id, o.write.scope, events))
-        add_ids = [a for a, _, _ in staged]
-        memory.history_log.stage_many(staged)
-        try:
-            memory.store.write_many([o.write for o in outcomes if o.write is not None])
-        except BaseException:
-            memory.history_log.discard_many(add_ids)
-            raise
-        memory.history_log.commit_many(add_ids)
 
     # -- infer=True: scopes concurrently, each scope in order --------------------------------------
 
@@ -246,28 +214,34 @@ class BulkAdder:
                 self.memory._add_checked(item.scope, item.messages, item.metadata, item.reference_time, True,
                                          item.expiration_date, item.key)
             except GraphMemError as exc:
-                self._fail(item.index, item.key, exc)
+                self.fail(item.index, item.key, exc)
             else:
-                self._added(_message_count(item.messages))
-            self._report()
+                self.added(_message_count(item.messages))
+            self.report()
 
     # -- accounting ------------------------------------------------------------------------------
 
-    def _added(self, messages: int) -> None:
+    def added(self, messages: int) -> None:
         with self._lock:
             self.counts.added += 1
             self.counts.messages += messages
 
-    def _fail(self, index: int, key: str | None, exc: BaseException | None) -> None:
+    def skip(self) -> None:
+        with self._lock:
+            self.counts.skipped += 1
+
+    def fail(self, index: int, key: str | None, exc: BaseException | None) -> None:
         with self._lock:
             self.counts.failed += 1
             self.failures.append(BulkFailure(index, key, f"{type(exc).__name__}: {exc}"))
 
-    def _report(self) -> None:
+    def report(self) -> None:
+        """Hand the counters to the progress callback (one call at a time, whichever thread)."""
         if self.progress is not None:
-            with self._lock:
-                snapshot = BulkProgress(**vars(self.counts))
-            self.progress(snapshot)
+            with self._report_lock:
+                with self._lock:
+                    snapshot = BulkProgress(**vars(self.counts))
+                self.progress(snapshot)
 
 
 def _message_count(messages: Any) -> int:

@@ -39,6 +39,7 @@ from graphmem import filters
 from graphmem.filters import Filter
 from graphmem.stores.embedded import lifecycle
 from graphmem.stores.embedded.conversations import ConversationLogs
+from graphmem.stores.embedded.journal import as_vector
 from graphmem.stores.embedded.memories import MemoryFacts
 from graphmem.types import Entity, Relation, iso, parse_time
 
@@ -85,7 +86,7 @@ class MemoryGraph:
 
     def _op_entity(self, data: Attrs) -> None:
         attrs = self._decode(data)
-        attrs["embedding"] = np.asarray(attrs["embedding"], dtype=np.float64)  # compact, unlike a list
+        attrs["embedding"] = as_vector(attrs["embedding"])  # compact, unlike a list
         self.graph.add_node(attrs["id"], **attrs)
         self.by_canonical[(attrs["scope"], attrs["canonical"])] = attrs["id"]
         self.by_scope.setdefault(attrs["scope"], {})[attrs["id"]] = None
@@ -282,11 +283,9 @@ class MemoryGraph:
 
 
 def _encode(attrs: Attrs) -> Attrs:
-    """JSON-ready attributes: datetimes as ISO strings, arrays as lists, internal keys dropped."""
-    out: Attrs = {k: (iso(v) if k in TIME_FIELDS else v) for k, v in attrs.items() if not k.startswith("_")}
-    if "embedding" in out:
-        out["embedding"] = out["embedding"].tolist()
-    return out
+    """JSON-ready attributes (the journal packs the embedding array): datetimes as ISO strings,
+    internal keys dropped."""
+    return {k: (iso(v) if k in TIME_FIELDS else v) for k, v in attrs.items() if not k.startswith("_")}
 
 
 def oldest_first(items: Iterable[Attrs]) -> list[Attrs]:

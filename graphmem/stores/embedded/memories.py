@@ -25,6 +25,7 @@ import numpy as np
 
 from graphmem import filters
 from graphmem.filters import Filter
+from graphmem.stores.embedded.journal import as_vector
 from graphmem.stores.lifecycle import is_expired
 from graphmem.types import MemoryItem, TimeSpan
 
@@ -38,9 +39,10 @@ def tokens(text: str) -> list[str]:
     return TOKEN.findall(text.casefold())
 
 
-def unit(values: Iterable[float]) -> np.ndarray:
-    """The vector scaled to length 1; a zero vector stays zero (similar to nothing)."""
-    vec = np.asarray(list(values), dtype=np.float64)
+def unit(values: Iterable[float] | np.ndarray | dict[str, str]) -> np.ndarray:
+    """The vector (a list, an array or a packed one, see journal.as_vector) scaled to length 1; a
+    zero vector stays zero (similar to nothing)."""
+    vec = as_vector(values if isinstance(values, (list, np.ndarray, dict)) else list(values))
     norm = float(np.linalg.norm(vec))
     return vec / norm if norm > 0 else vec
 

@@ -10,6 +10,8 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+import numpy as np
+
 from graphmem.errors import InvalidInputError, StoreError
 from graphmem.stores.embedded.conversations import message_attrs
 from graphmem.stores.embedded.graph import MemoryGraph, Op, is_current
@@ -22,7 +24,7 @@ MEMORY_EVENTS = ("ADD", "UPDATE", "DELETE")
 class WritePlanner:
     """Plans one write against ``graph``; ``vector`` checks an embedding's dimensions."""
 
-    def __init__(self, graph: MemoryGraph, vector: Callable[[list[float]], list[float]]) -> None:
+    def __init__(self, graph: MemoryGraph, vector: Callable[[list[float]], np.ndarray]) -> None:
         self.graph = graph
         self.vector = vector
 
@@ -139,10 +141,10 @@ class WritePlanner:
                 ops.append(["memory_soft_delete", m.id, at, _iso(m.invalid_at) or at])
                 live[m.id] = False
 
-    def _embedding(self, m: MemoryWrite) -> list[float]:
+    def _embedding(self, m: MemoryWrite) -> np.ndarray:
         if m.embedding is None:
             raise InvalidInputError(f"memory {m.event} of {m.id!r} has no embedding")
-        return unit(self.vector(m.embedding)).tolist()
+        return unit(self.vector(m.embedding))
 
 
 def _said(m: MemoryWrite, at: datetime) -> dict[str, Any]:

@@ -392,10 +392,16 @@ class EmbeddedStore(GraphStore):
             raise StoreError(f"graph store {self.path} is closed")
         self.round_trips += 1
 
-    def _vector(self, values: list[float]) -> list[float]:
+    def _vector(self, values: list[float]) -> np.ndarray:
         if len(values) != self.embedding_dims:
             raise InvalidInputError(f"embedding has {len(values)} dimensions, the store expects {self.embedding_dims}")
-        return [float(v) for v in values]
+        try:
+            vector = np.array(values, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise InvalidInputError(f"an embedding must be a list of numbers: {exc}") from exc
+        if vector.shape != (self.embedding_dims,):
+            raise InvalidInputError(f"an embedding must be a flat list of {self.embedding_dims} numbers")
+        return vector
 
 
 # --- pure helpers ---------------------------------------------------------------------------

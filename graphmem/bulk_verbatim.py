@@ -1,0 +1,138 @@
+"""The infer=False half of add_many: lanes of batches, each batch one embedding call and one
+transaction (see bulk.py for the semantics).
+
+The reading thread checks items and routes each to the lane of its scope (a stable hash of the
+scope key, so a scope always lands in the same lane). A lane is one worker thread that runs its
+batches in the order they were routed: the adds of a scope are written in input order. At most
+``IN_FLIGHT`` batches wait per lane, so memory stays bounded by the batch size whatever the input.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TYPE_CHECKING
+
+from graphmem.errors import GraphMemError
+from graphmem.history import HistoryEvent, sortable_time
+
+if TYPE_CHECKING:
+    from graphmem.bulk import BulkAdder, _Item
+    from graphmem.pipeline import AddOutcome
+
+IN_FLIGHT = 2  # batches queued or running per lane before the reader waits
+
+
+class VerbatimLanes:
+    """Routes checked items to lanes and writes each lane's batches; ``close`` waits for them."""
+
+    def __init__(self, adder: BulkAdder) -> None:
+        self.adder = adder
+        self.lanes = [ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"graphmem-bulk-{i}") for i in range(adder.workers)]
+        self.pending: list[list[_Item]] = [[] for _ in self.lanes]
+        self.running: list[deque[Future[None]]] = [deque() for _ in self.lanes]
+
+    def route(self, items: list[_Item]) -> None:
+        for item in items:
+            lane = zlib.crc32(item.scope.key.encode()) % len(self.lanes)
+            self.pending[lane].append(item)
+            if len(self.pending[lane]) >= self.adder.batch_size:
+                self._submit(lane)
+
+    def close(self, flush: bool) -> None:
+        """Wait for every lane. ``flush``: the partial batches are written first, and a lane's error
+        is raised; without it (an exception is on its way out) batches not started are dropped."""
+        try:
+            if flush and not self.adder.stop.is_set():
+                for lane in range(len(self.lanes)):
+                    self._submit(lane)
+            for queue in self.running if flush else ():
+                while queue:
+                    queue.popleft().result()
+        finally:
+            for pool in self.lanes:  # a running batch always finishes: its adds are whole either way
+                pool.shutdown(wait=True, cancel_futures=True)
+
+    def _submit(self, lane: int) -> None:
+        batch, self.pending[lane] = self.pending[lane], []
+        if not batch:
+            return
+        queue = self.running[lane]
+        while len(queue) >= IN_FLIGHT:  # back-pressure: the reader waits for the lane
+            queue.popleft().result()
+        queue.append(self.lanes[lane].submit(self._write, batch))
+
+    def _write(self, batch: list[_Item]) -> None:
+        if self.adder.stop.is_set():
+            return
+        write_batch(self.adder, self.adder.fresh(batch))
+        self.adder.report()
+
+
+def write_batch(adder: BulkAdder, items: list[_Item]) -> None:
+    """One embedding call and one transaction for the batch; if it fails, one add at a time."""
+    memory = adder.memory
+    items = [i for i in items if i.parsed or i.key is not None]
+    if not items:
+        return
+    texts = [m.content for i in items for m in i.parsed]
+    vectors = iter(memory.embedder.embed(texts) if texts else [])
+    outcomes = [
+        memory._verbatim_outcome(i.scope, i.parsed, [next(vectors) for _ in i.parsed], i.metadata, i.reference_time,
+                                 i.expiration_date, i.key)
+        for i in items
+    ]  # fmt: skip
+    try:
+        commit_many(adder, outcomes)
+    except GraphMemError as batch_error:
+        if len(items) == 1:
+            _failed(adder, items[0], batch_error)
+            return
+        for item, outcome in zip(items, outcomes, strict=True):  # find the bad add; the others still go in
+            try:
+                commit_many(adder, [outcome])
+            except GraphMemError as exc:
+                _failed(adder, item, exc)
+            else:
+                adder.added(len(item.parsed))
+        return
+    for item in items:
+        adder.added(len(item.parsed))
+    memory._retention.maybe_purge()
+
+
+def _failed(adder: BulkAdder, item: _Item, exc: GraphMemError) -> None:
+    """A failed add, or a skipped one when its key turns out imported (another lane or importer was first)."""
+    try:
+        imported = item.key is not None and item.key in adder.memory.store.imported_keys([item.key])
+    except GraphMemError:
+        imported = False
+    if imported:
+        adder.skip()
+    else:
+        adder.fail(item.index, item.key, exc)
+
+
+def commit_many(adder: BulkAdder, outcomes: list[AddOutcome]) -> None:
+    """Memory._commit for a batch: history rows staged before, committed after the one transaction."""
+    memory = adder.memory
+    writes, staged = [], []
+    for o in outcomes:
+        write = o.write
+        if write is None or write.is_empty():
+            continue
+        if write.messages and memory.config.context.max_messages == 0:
+            write.messages = []
+        writes.append(write)
+        events = [HistoryEvent(m.id, m.event, None, m.text, m.role, expires_at=sortable_time(m.expires_at)) for m in write.memories]
+        if events:
+            staged.append((write.add_id, write.scope, events))
+    add_ids = [a for a, _, _ in staged]
+    memory.history_log.stage_many(staged)
+    try:
+        memory.store.write_many(writes)
+    except BaseException:
+        memory.history_log.discard_many(add_ids)
+        raise
+    memory.history_log.commit_many(add_ids)
