@@ -1,10 +1,13 @@
 """Bulk import rate: Memory.add_many(infer=False) on seeded chat lines, per store and embedder.
 
 Each item is one add of a user and an assistant message (2 messages) for one of --scopes users,
-with a unique idempotency key; --batch-size adds per transaction and per embedding call. Reported:
-messages per second for the whole run (embedding included) and the embedder's own share, so a
-slow embedder (MiniLM on CPU) shows where it bounds the rate. A resume pass (every key imported
-already) is timed too.
+with a unique idempotency key; --batch-size adds per transaction and per embedding call, --workers
+lanes (scopes spread over them, see graphmem/bulk.py). Reported: messages per second for the whole
+run (embedding included) and the seconds during which the embedder was busy (at least one call
+running; lanes overlap, so this is not a sum), so a slow embedder (MiniLM on CPU) shows where it
+bounds the rate. A resume pass (every key imported already) is timed too. --days N dates item i
+(i mod N) days back, so time phrases resolve against N different days (0: no timestamp, the time
+of the call).
 
     python -m benchmarks.bulk_import --stores embedded neo4j --messages 20000
 """
@@ -14,14 +17,17 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
+import threading
 import time
 import uuid
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 from benchmarks import common
 from graphmem import Memory
 from graphmem.embeddings import HashingEmbedder
+from graphmem.retrieval import when
 
 WORDS = ("coffee", "denver", "tennis", "sister", "dog", "cat", "job", "nurse", "spanish", "boston", "tea", "hike")
 
@@ -34,6 +40,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--messages", type=int, default=20_000)
     p.add_argument("--scopes", type=int, default=100)
     p.add_argument("--batch-size", type=int, default=500)
+    p.add_argument("--workers", type=int, default=None, help="lanes (default: config bulk.workers)")
+    p.add_argument("--days", type=int, default=0, help="spread the items' timestamps over this many days")
     p.add_argument("--neo4j-url", default=None, help="use this Neo4j instead of starting a private one")
     p.add_argument("--bolt-port", type=int, default=7691)
     p.add_argument("--http-port", type=int, default=7478)
@@ -41,29 +49,40 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-def items(n_adds: int, scopes: int, run: str) -> list[dict[str, Any]]:
+def items(n_adds: int, scopes: int, run: str, days: int = 0) -> list[dict[str, Any]]:
     out = []
+    start = datetime.now(timezone.utc) - timedelta(hours=1)
     for i in range(n_adds):
         a, b = WORDS[i % len(WORDS)], WORDS[(i * 7) % len(WORDS)]
-        out.append({"messages": [{"role": "user", "content": f"I talked about {a} and {b} today, note {i}."},
-                                 {"role": "assistant", "content": f"Noted: {a}, {b} ({i})."}],
-                    "user_id": f"bulk-{run}-{i % scopes}", "key": f"{run}-{i}"})
+        item = {"messages": [{"role": "user", "content": f"I talked about {a} and {b} today, note {i}."},
+                             {"role": "assistant", "content": f"Noted: {a}, {b} ({i})."}],
+                "user_id": f"bulk-{run}-{i % scopes}", "key": f"{run}-{i}"}
+        if days:
+            item["timestamp"] = (start - timedelta(days=i % days)).isoformat()
+        out.append(item)
     return out
 
 
 class CountingEmbedder:
-    """Delegates to an embedder and adds up the seconds spent in it."""
+    """Delegates to an embedder and adds up the seconds during which at least one call runs."""
 
     def __init__(self, inner: Any) -> None:
         self.inner, self.seconds = inner, 0.0
         self.dims, self.name = inner.dims, inner.name
+        self._lock, self._running, self._since = threading.Lock(), 0, 0.0
 
     def embed(self, texts: list[str]) -> list[list[float]]:
-        started = time.perf_counter()
+        with self._lock:
+            self._running += 1
+            if self._running == 1:
+                self._since = time.perf_counter()
         try:
             return self.inner.embed(texts)
         finally:
-            self.seconds += time.perf_counter() - started
+            with self._lock:
+                self._running -= 1
+                if self._running == 0:
+                    self.seconds += time.perf_counter() - self._since
 
     def embed_one(self, text: str) -> list[float]:
         return self.embed([text])[0]
@@ -84,17 +103,18 @@ def run_one(kind: str, embedder_name: str, args: argparse.Namespace, workdir: Pa
     else:
         config["graph_store"] = {"provider": "embedded", "config": {"path": str(workdir / f"graph-{embedder_name}")}}
     run = uuid.uuid4().hex[:8]
-    data = items(args.messages // 2, args.scopes, run)
+    data = items(args.messages // 2, args.scopes, run, args.days)
     memory = Memory(config, embedder=embedder)  # type: ignore[arg-type]
+    when._RESOLVED.clear()  # each run resolves its time phrases itself, as a fresh process would
     try:
-        memory.add_many(items(args.batch_size, 2, f"warm-{run}"), infer=False, batch_size=args.batch_size)
+        memory.add_many(items(args.batch_size, 2, f"warm-{run}"), infer=False, batch_size=args.batch_size, workers=args.workers)
         embedder.seconds = 0.0
         started = time.perf_counter()
-        result = memory.add_many(data, infer=False, batch_size=args.batch_size)
+        result = memory.add_many(data, infer=False, batch_size=args.batch_size, workers=args.workers)
         seconds = time.perf_counter() - started
         embed_seconds = embedder.seconds
         started = time.perf_counter()
-        again = memory.add_many(data, infer=False, batch_size=args.batch_size)
+        again = memory.add_many(data, infer=False, batch_size=args.batch_size, workers=args.workers)
         resume_seconds = time.perf_counter() - started
         for s in range(args.scopes):
             memory.delete_all(user_id=f"bulk-{run}-{s}")

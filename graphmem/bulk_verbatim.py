@@ -24,6 +24,11 @@ if TYPE_CHECKING:
 IN_FLIGHT = 2  # batches queued or running per lane before the reader waits
 
 
+def lane_of(scope_key: str, lanes: int) -> int:
+    """The lane of a scope: stable, so every add of the scope goes through the same lane."""
+    return zlib.crc32(scope_key.encode()) % lanes
+
+
 class VerbatimLanes:
     """Routes checked items to lanes and writes each lane's batches; ``close`` waits for them."""
 
@@ -35,7 +40,7 @@ class VerbatimLanes:
 
     def route(self, items: list[_Item]) -> None:
         for item in items:
-            lane = zlib.crc32(item.scope.key.encode()) % len(self.lanes)
+            lane = lane_of(item.scope.key, len(self.lanes))
             self.pending[lane].append(item)
             if len(self.pending[lane]) >= self.adder.batch_size:
                 self._submit(lane)

@@ -17,6 +17,7 @@ from conftest import TEST_DIMS, make_store
 from helpers import make_memory
 
 from graphmem.bulk import BadItem
+from graphmem.bulk_verbatim import lane_of
 from graphmem.types import Scope
 
 STORES = ["embedded", pytest.param("neo4j", marks=pytest.mark.neo4j)]
@@ -79,6 +80,93 @@ def test_a_failing_batch_falls_back_to_single_adds(memory, uid):
     result = memory.add_many(items, infer=False, batch_size=10)
     assert result["added"] == 2 and [f["index"] for f in result["failed"]] == [1]
     assert len(memory.get_all(user_id=f"{uid}-a")["results"]) == 6
+
+
+def test_a_bulk_add_stores_what_a_single_add_stores(memory, uid):
+    said = "2021-03-04T05:06:07.123456+00:00"
+    item = {"messages": [{"role": "user", "content": "I moved to Denver last week"}, {"role": "assistant", "content": "Noted."}],
+            "metadata": {"source": "chat", "n": 3}, "timestamp": said, "expiration_date": "2099-01-01"}
+    memory.add(item["messages"], user_id=f"{uid}-one", metadata=item["metadata"], infer=False, timestamp=said,
+               expiration_date="2099-01-01")
+    result = memory.add_many([{**item, "user_id": f"{uid}-bulk", "key": f"{uid}-k"}], infer=False)
+    assert result["added"] == 1 and result["failed"] == []
+
+    def stored(user_id: str) -> list[dict]:
+        rows = memory.get_all(user_id=user_id)["results"]
+        return [{k: v for k, v in r.items() if k not in ("id", "created_at", "updated_at", "user_id")} for r in rows]
+
+    bulk, single = stored(f"{uid}-bulk"), stored(f"{uid}-one")
+    assert bulk == single and len(bulk) == 2
+    assert all(r["valid_at"].startswith("2021-03-04T05:06:07") and r["said_at"].startswith("2021-03-04T05:06:07") for r in bulk)
+    assert [t["text"] for t in bulk[0]["times"]] == ["last week"]
+    assert memory.get_all(user_id=f"{uid}-bulk", filters={"valid_at": {"lt": "2022-01-01T00:00:00Z"}})["results"]
+    assert logged(memory, f"{uid}-bulk") == logged(memory, f"{uid}-one")
+
+
+def test_verbatim_lanes_write_scopes_concurrently_each_in_order(memory, uid):
+    """Two scopes of different lanes: each lane's first transaction waits at a barrier that lets
+    neither through alone, so the run completes only if both are in flight at once."""
+    names = [f"{uid}-{i}" for i in range(50)]
+    a = names[0]
+    b = next(n for n in names if lane_of(Scope.of(n).key, 2) != lane_of(Scope.of(a).key, 2))
+    store, meeting, lock, waited = memory.store, threading.Barrier(2, timeout=30), threading.Lock(), set()
+    write_many = store.write_many
+
+    def meeting_write_many(writes):
+        with lock:
+            first = threading.current_thread().name not in waited
+            waited.add(threading.current_thread().name)
+        if first:
+            meeting.wait()
+        return write_many(writes)
+
+    store.write_many = meeting_write_many
+    items = [{**item, "user_id": item["user_id"].replace(f"{uid}-a", a).replace(f"{uid}-b", b)} for item in turns(uid, ["a", "b"], 6)]
+    result = memory.add_many(items, infer=False, batch_size=3, workers=2)
+    assert (result["added"], result["failed"], len(waited)) == (12, [], 2)
+    for user_id, s in ((a, "a"), (b, "b")):
+        assert logged(memory, user_id) == [t for i in range(6) for t in (f"{s} {i} question", f"{s} {i} answer")]
+
+
+def test_an_interrupted_run_leaves_whole_adds_and_a_rerun_completes(memory, uid):
+    """Ctrl-C reaches the reading thread while lanes are writing: the running batches finish, the
+    queued ones are dropped, and running the import again adds exactly the rest."""
+    items = turns(uid, [f"s{i}" for i in range(6)], 20)
+
+    def interrupted():
+        for n, item in enumerate(items):
+            if n == 70:
+                raise KeyboardInterrupt
+            yield item
+
+    with pytest.raises(KeyboardInterrupt):
+        memory.add_many(interrupted(), infer=False, batch_size=5, workers=3)
+    partial = {u: memory.get_all(user_id=f"{uid}-s{u}", limit=1000)["results"] for u in range(6)}
+    for u, rows in partial.items():
+        texts = sorted(r["memory"] for r in rows)
+        done = sorted({t.rsplit(" ", 1)[0] for t in texts})
+        assert texts == sorted(f"{d} {w}" for d in done for w in ("question", "answer"))  # whole adds, each once
+        assert sorted(int(d.split()[1]) for d in done) == list(range(len(done)))  # a prefix of the scope's adds
+        assert logged(memory, f"{uid}-s{u}") == [f"s{u} {i} {w}" for i in range(len(done)) for w in ("question", "answer")]
+    imported = sum(len(rows) for rows in partial.values()) // 2
+    assert 0 < imported <= 70
+    again = memory.add_many(items, infer=False, batch_size=5, workers=3)
+    assert (again["skipped"], again["added"], again["failed"]) == (imported, len(items) - imported, [])
+    for u in range(6):
+        assert logged(memory, f"{uid}-s{u}") == [t for i in range(20) for t in (f"s{u} {i} question", f"s{u} {i} answer")]
+
+
+def test_a_stop_lets_running_batches_finish_and_starts_no_other(memory, uid):
+    stop = threading.Event()
+
+    def progress(p):
+        stop.set()  # after the first batch: the others are not started
+
+    result = memory.add_many(turns(uid, ["a", "b", "c", "d"], 10), infer=False, batch_size=2, workers=2, progress=progress,
+                             stop=stop)
+    assert result["stopped"] and result["failed"] == [] and 0 < result["added"] < 40
+    stored = sum(len(memory.get_all(user_id=f"{uid}-{s}", limit=100)["results"]) for s in "abcd")
+    assert stored == 2 * result["added"]
 
 
 FACTS = {"a": ["apple orchard", "river bend", "guitar lessons", "planet watching"],

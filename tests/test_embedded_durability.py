@@ -16,6 +16,7 @@ import pytest
 from conftest import ROOT, TEST_DIMS
 
 from graphmem.errors import ConfigError, InvalidInputError, StoreError
+from graphmem.stores.base import EntityCandidate
 from graphmem.stores.embedded import EmbeddedStore
 from graphmem.stores.embedded.journal import JOURNAL_FILE, LOCK_FILE, SNAPSHOT_FILE
 from graphmem.types import EntityWrite, GraphWrite, Invalidation, MemoryWrite, RelationWrite, Scope, canonical_name
@@ -326,3 +327,52 @@ def test_the_folder_can_move(tmp_path: Path) -> None:
     shutil.move(tmp_path / "a", tmp_path / "b")
     with EmbeddedStore(tmp_path / "b", TEST_DIMS) as store:
         assert people(store) == ["Person 1"]
+
+
+def _as_format_1(value):
+    """A format-2 file's JSON with every packed vector written as a JSON list, as format 1 did."""
+    from graphmem.stores.embedded.journal import VECTOR, as_vector
+
+    if isinstance(value, dict):
+        if set(value) == {VECTOR}:
+            return as_vector(value).tolist()
+        return {k: _as_format_1(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_as_format_1(v) for v in value]
+    return value
+
+
+def test_files_of_format_1_with_vectors_as_json_lists_still_load(tmp_path: Path) -> None:
+    import zlib
+
+    with EmbeddedStore(tmp_path, TEST_DIMS) as store:
+        add(store, 1)
+    crash_after(tmp_path, "add(store, 2)")  # person 2 only in the journal
+    snapshot = _as_format_1(json.loads((tmp_path / SNAPSHOT_FILE).read_text()))
+    assert snapshot["entities"][0]["embedding"] == vec(0) and snapshot["version"] == 2
+    (tmp_path / SNAPSHOT_FILE).write_text(json.dumps({**snapshot, "version": 1}))
+    old_lines = []
+    for line in journal_lines(tmp_path):
+        body = json.dumps(_as_format_1(json.loads(line.split(b" ", 1)[1]))).encode()
+        assert b'"f8"' not in body and b"[0.0, " in body
+        old_lines.append(b"%08x %s\n" % (zlib.crc32(body), body))
+    (tmp_path / JOURNAL_FILE).write_bytes(b"".join(old_lines))
+    with EmbeddedStore(tmp_path, TEST_DIMS) as store:
+        assert people(store) == ["Person 1", "Person 2"]
+        found = store.match_entities(SCOPE, [EntityCandidate("someone", vec(2))], 0.99)
+        assert found[0] is not None and found[0].name == "Person 2" and found[0].score == pytest.approx(1.0)
+        add(store, 3)  # written in format 2 beside the format-1 records
+    with EmbeddedStore(tmp_path, TEST_DIMS) as store:
+        assert people(store) == ["Person 1", "Person 2", "Person 3"]
+    assert json.loads((tmp_path / SNAPSHOT_FILE).read_text())["version"] == 2
+
+
+def test_vectors_are_packed_and_read_back_exactly(tmp_path: Path) -> None:
+    v = [((i * 7919) % 1000) / 997.0 - 0.5 for i in range(TEST_DIMS)]
+    memory = MemoryWrite("ADD", "m1", "a fact", v, {}, "user")
+    with EmbeddedStore(tmp_path, TEST_DIMS) as store:
+        store.write(GraphWrite("add-1", SCOPE, T0, memories=[memory]))
+        live = store._graph.memories.rows["m1"]["embedding"].copy()
+        assert b'"f8":' in journal_lines(tmp_path)[0] and b"[0." not in journal_lines(tmp_path)[0]
+    with EmbeddedStore(tmp_path, TEST_DIMS) as store:
+        assert store._graph.memories.rows["m1"]["embedding"].tolist() == live.tolist()  # bit for bit

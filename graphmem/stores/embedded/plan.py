@@ -5,6 +5,7 @@ so a write that fails here (bad input) leaves nothing behind.
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Callable
 from datetime import datetime
@@ -112,6 +113,7 @@ class WritePlanner:
         """
         key, rows, written = w.scope.key, self.graph.memories.rows, set(ids.values())
         live: dict[str, bool] = {}  # memory id of the scope -> not soft-deleted, as this write goes on
+        copies: dict[int, dict[str, Any]] = {}  # id(metadata) -> its JSON copy: an add's messages share one dict
         for m in w.memories:
             if m.event not in MEMORY_EVENTS:
                 raise InvalidInputError(f"unknown memory event {m.event!r}; expected one of {', '.join(MEMORY_EVENTS)}")
@@ -122,7 +124,7 @@ class WritePlanner:
             if m.event == "ADD" and m.id not in live and m.id not in rows:
                 ops.append(["memory", {
                     "id": m.id, "text": m.text, "hash": m.hash, "embedding": self._embedding(m),
-                    "metadata": _json_object(m.metadata or {}), "role": m.role, "mentions": mentions,
+                    "metadata": _copied(m.metadata or {}, copies), "role": m.role, "mentions": mentions,
                     "scope": key, **w.scope.properties(), "created_at": at, "updated_at": at, "deleted_at": None,
                     "expires_at": _iso(m.expires_at),
                     **_said(m, w.at),
@@ -159,6 +161,15 @@ def _said(m: MemoryWrite, at: datetime) -> dict[str, Any]:
 
 def _iso(value: datetime | None) -> str | None:
     return iso(parse_time(value))  # naive datetimes are UTC, never local time
+
+
+def _copied(metadata: Any, copies: dict[int, dict[str, Any]]) -> dict[str, Any]:
+    """_json_object, checked once per metadata object of a write; each row gets its own dict."""
+    checked = copies.get(id(metadata))
+    if checked is None:
+        checked = copies[id(metadata)] = _json_object(metadata)
+        return checked
+    return copy.deepcopy(checked) if any(isinstance(v, (dict, list)) for v in checked.values()) else dict(checked)
 
 
 def _json_object(metadata: Any) -> dict[str, Any]:
