@@ -38,28 +38,48 @@ def has_memories(store: GraphStore) -> bool:
     return type(store).search_memories is not GraphStore.search_memories
 
 
+class Progress:
+    """Entities written, rate and ETA on stderr, at most every ``every`` seconds (and at the end)."""
+
+    def __init__(self, label: str, total: int, every: float = 10.0) -> None:
+        self.label, self.total, self.every = label, total, every
+        self.started = self.last = time.perf_counter()
+        self.shown = -1
+
+    def __call__(self, done: int, users: int, final: bool = False) -> None:
+        now = time.perf_counter()
+        if done == self.shown or (not final and now - self.last < self.every):
+            return
+        self.last, self.shown = now, done
+        rate = done / max(now - self.started, 1e-9)
+        eta = (self.total - done) / rate if rate > 0 else float("inf")
+        print(f"  {self.label}: {done:,}/{self.total:,} entities ({users:,} users) in {now - self.started:,.0f} s, "
+              f"{rate:,.0f} entities/s, ETA {eta / 60:,.1f} min", file=sys.stderr, flush=True)
+
+
 def progress(label: str, done: int, total: int, started: float) -> None:
     rate = done / max(time.perf_counter() - started, 1e-9)
     print(f"  {label}: {done:,}/{total:,} users, {rate:.1f} users/s", file=sys.stderr, flush=True)
 
 
-def load_graphmem(store: GraphStore, spec: Spec, user_ids: list[str], memories: bool, batch_entities: int = 2000) -> float:
-    """Through the store's bulk path (write_many: one transaction per batch of about
-    ``batch_entities`` entities, several users each)."""
-    started, batch, size = time.perf_counter(), [], 0
+def load_graphmem(store: GraphStore, spec: Spec, user_ids: list[str], memories: bool, batch_entities: int = 5000) -> float:
+    """Through the store's bulk path (write_many; on Neo4j a batch of new users is one create-only
+    statement, bulk_graph.py): one transaction per batch of at least ``batch_entities`` entities,
+    whole users each, so a user's relations never reach into an earlier batch."""
+    started, batch, size, done = time.perf_counter(), [], 0, 0
+    report = Progress("graphmem", spec.entity_count())
     for n, uid in enumerate(user_ids, start=1):
         for w in writes(generate_user(spec, uid), memories):
             w.idempotency_key = w.add_id
             batch.append(w)
             size += len(w.entities)
-            if size >= batch_entities:
-                write_batch(store, batch)
-                batch, size = [], 0
-        if n % 100 == 0 or n == len(user_ids):
+        if size >= batch_entities:
             write_batch(store, batch)
+            done += size
             batch, size = [], 0
-            progress("graphmem", n, len(user_ids), started)
+            report(done, n)
     write_batch(store, batch)
+    report(done + size, len(user_ids), final=True)
     return time.perf_counter() - started
 
 

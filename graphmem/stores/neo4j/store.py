@@ -25,8 +25,8 @@ from graphmem.stores.base import EntityCandidate, GraphQuery, GraphStore, Memory
 from graphmem.stores.lifecycle import Erased, is_expired
 from graphmem.stores.memory_context import ContextQuery, MemoryContext
 from graphmem.stores.neo4j import bulk as bulk_queries
+from graphmem.stores.neo4j import bulk_graph, lifecycle, partition, queries
 from graphmem.stores.neo4j import conversation as log_queries
-from graphmem.stores.neo4j import lifecycle, partition, queries
 from graphmem.stores.neo4j import memories as memory_queries
 from graphmem.stores.neo4j.translate import reason, redact_url, translated
 from graphmem.stores.neo4j.values import Statement, VectorPlan
@@ -230,6 +230,8 @@ class Neo4jStore(GraphStore):
             stmt = bulk_queries.write_verbatim(writes)
             self._in_write_transaction(lambda tx: self._run(tx, stmt))
             return
+        if bulk_graph.creates_only(writes) and self._write_created(writes):
+            return
         stmts = [queries.write_graph(w) for w in writes]
 
         def work(tx: neo4j.ManagedTransaction) -> list[neo4j.Record]:
@@ -243,6 +245,20 @@ class Neo4jStore(GraphStore):
         for w, row in zip(writes, rows, strict=True):
             if row["scope_size"] > self.vector_plan.partition_size and not row["partitioned"]:
                 self.partition_scope(w.scope)
+
+    def _write_created(self, writes: list[GraphWrite]) -> bool:
+        """A create-only batch as one statement (bulk_graph.py); False, with nothing written, when
+        it names a stored entity after all (the caller then writes it through write_graph)."""
+        stmt = bulk_graph.write_created(writes)
+        try:
+            rows = self._in_write_transaction(lambda tx: bulk_graph.run(tx, stmt, self._count))
+        except bulk_graph.NotCreateOnly:
+            return False
+        scopes = {w.scope.key: w.scope for w in writes}
+        for row in rows:
+            if row["scope_size"] > self.vector_plan.partition_size and not row["partitioned"]:
+                self.partition_scope(scopes[row["scope"]])
+        return True
 
     def _check_write_dims(self, writes: list[GraphWrite]) -> None:
         for w in writes:
