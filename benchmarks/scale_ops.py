@@ -24,9 +24,12 @@ class TimedDriver:
     def __init__(self, driver: Any) -> None:
         self._driver = driver
         self.server_ms = 0.0
+        self.driver_ms = 0.0  # wall time inside execute_query (server time included)
 
     def execute_query(self, *args: Any, **kwargs: Any) -> Any:
+        started = time.perf_counter()
         records, summary, keys = self._driver.execute_query(*args, **kwargs)
+        self.driver_ms += (time.perf_counter() - started) * 1000
         self.server_ms += (summary.result_available_after or 0) + (summary.result_consumed_after or 0)
         return records, summary, keys
 
@@ -200,9 +203,52 @@ def time_vector_index(driver: Any, qs: list[Query], ks: list[int], warmup: int) 
     return out
 
 
-def time_memory_search(store: GraphStore, timer: TimedDriver | None, qs: list[Query], warmup: int) -> dict[str, Any]:
+STORE_READS = ("search_memories", "search_graph", "memory_context")
+
+
+class SearchSplit:
+    """Where a Memory.search's wall milliseconds go: the embedder, the store reads (split into the
+    server's own time, the rest of the driver call: Bolt round trip, PackStream, record objects, and
+    the store turning rows into typed results) and everything else (fusion, BM25 rerank, dicts)."""
+
+    def __init__(self, memory: Any, store: Any, timer: TimedDriver | None) -> None:
+        self.timer, self.ms = timer, {"embed": 0.0, "store": 0.0}
+        embedder = memory.embedder
+        embed_one = embedder.embed_one
+        embedder.embed_one = self._timed("embed", embed_one)
+        for name in STORE_READS:
+            if hasattr(store, name):
+                setattr(store, name, self._timed("store", getattr(store, name)))
+
+    def _timed(self, key: str, fn: Any) -> Any:
+        def run(*args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self.ms[key] += (time.perf_counter() - started) * 1000
+        return run
+
+    def snapshot(self) -> dict[str, float]:
+        t = self.timer
+        return {**self.ms, "server": t.server_ms if t else 0.0, "driver": t.driver_ms if t else 0.0}
+
+    @staticmethod
+    def parts(before: dict[str, float], after: dict[str, float], wall: float) -> dict[str, float]:
+        d = {k: after[k] - before[k] for k in after}
+        return {"embedding": d["embed"], "database (server)": d["server"],
+                "driver (Bolt, PackStream, records) beyond server": d["driver"] - d["server"],
+                "store: rows to typed results": d["store"] - d["driver"],
+                "Python: fusion, rerank, dicts": wall - d["embed"] - d["store"]}
+
+
+def time_memory_search(store: GraphStore, timer: TimedDriver | None, qs: list[Query], warmup: int,
+                       profile_top: int = 0) -> dict[str, Any]:
     """The full public search (Memory.search, limit 10): query embedding (hashing embedder, so no model
-    is timed), memory and graph queries, fusion and result dicts. The LLM is never called on search."""
+    is timed), memory and graph queries, fusion and result dicts. The LLM is never called on search.
+    Also where the wall time goes (SearchSplit, means in ms), and with ``profile_top`` a cProfile of
+    the measured queries run again (the functions with the most own time)."""
+    import cProfile
     import tempfile
 
     from graphmem import Memory
@@ -212,15 +258,42 @@ def time_memory_search(store: GraphStore, timer: TimedDriver | None, qs: list[Qu
         config = {"llm": {"provider": "openai_compatible", "config": {"base_url": "http://127.0.0.1:9/v1", "api_key": "unused"}},
                   "history_db_path": f"{tmp}/history.db"}
         memory = Memory(config, store=store, embedder=HashingEmbedder(dims=len(qs[0].vectors[0])))
-        db, wall, rows, trips = [], [], [], []
+        split = SearchSplit(memory, store, timer)
+        db, wall, rows, trips, parts = [], [], [], [], []
         for i, q in enumerate(qs):
-            before_ms, before_trips = (timer.server_ms if timer else 0.0), store.round_trips
+            before, before_trips = split.snapshot(), store.round_trips
             started = time.perf_counter()
             found = memory.search(q.text, user_id=q.user_id, limit=10)
+            ms = (time.perf_counter() - started) * 1000
             if i >= warmup:
-                wall.append((time.perf_counter() - started) * 1000)
-                db.append((timer.server_ms - before_ms) if timer else None)
+                after = split.snapshot()
+                wall.append(ms)
+                db.append(after["server"] - before["server"] if timer else None)
                 rows.append(len(found["results"]) + len(found["relations"]))
                 trips.append(store.round_trips - before_trips)
-    return {"db_ms": common.percentiles([d for d in db if d is not None]), "wall_ms": common.percentiles(wall),
-            "mean_results": round(sum(rows) / max(len(rows), 1), 1), "round_trips": max(trips, default=0)}
+                parts.append(SearchSplit.parts(before, after, ms))
+        for name in STORE_READS:  # the timing wrappers were instance attributes
+            store.__dict__.pop(name, None)
+        profiler = cProfile.Profile() if profile_top else None
+        if profiler:  # a second pass over the measured queries: the profiler's overhead stays out of the timings
+            profiler.enable()
+            for q in qs[warmup:]:
+                memory.search(q.text, user_id=q.user_id, limit=10)
+            profiler.disable()
+    out = {"db_ms": common.percentiles([d for d in db if d is not None]), "wall_ms": common.percentiles(wall),
+           "mean_results": round(sum(rows) / max(len(rows), 1), 1), "round_trips": max(trips, default=0),
+           "split_mean_ms": {k: round(sum(p[k] for p in parts) / max(len(parts), 1), 2) for k in (parts[0] if parts else {})}}
+    if profiler:
+        out["profile_top"] = top_functions(profiler, profile_top, len(parts))
+    return out
+
+
+def top_functions(profiler: Any, top: int, searches: int) -> list[dict[str, Any]]:
+    """The functions with the most own time, in ms per search."""
+    import pstats
+
+    stats = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
+    rows = sorted(((tt, ct, n, f) for f, (_, n, tt, ct, _) in stats.items()), reverse=True)[:top]
+    return [{"function": f"{Path(f[0]).name}:{f[1]}({f[2]})", "own_ms": round(tt * 1000 / max(searches, 1), 3),
+             "cumulative_ms": round(ct * 1000 / max(searches, 1), 3), "calls_per_search": round(n / max(searches, 1), 1)}
+            for tt, ct, n, f in rows]

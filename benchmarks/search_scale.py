@@ -47,6 +47,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--extrapolate-to", type=int, default=1_000_000,
                    help="also time the vector index at the k graphmem would use with this many entities")
     p.add_argument("--batch-entities", type=int, default=5000, help="entities per load transaction (whole users)")
+    p.add_argument("--profile-top", type=int, default=15, help="cProfile Memory.search: report this many functions (0: off)")
     p.add_argument("--no-mem0", action="store_true", help="do not load or time the Mem0 pattern (graphmem only)")
     p.add_argument("--out", default=None)
     return p.parse_args(argv)
@@ -91,7 +92,7 @@ def run_neo4j(args: argparse.Namespace, spec: Spec) -> dict[str, Any]:
         for cls, qs in ops.workload(spec, spec.users, args.queries + args.warmup, args.entities_per_query).items():
             print(f"timing {cls} users ({len(qs)} queries, {args.warmup} of them warm-up)", file=sys.stderr)
             results["classes"][cls] = {"graphmem": ops.time_graphmem(store, timer, qs, args.warmup)}
-            results["classes"][cls]["graphmem"]["memory_search"] = ops.time_memory_search(store, timer, qs, args.warmup)
+            results["classes"][cls]["graphmem"]["memory_search"] = ops.time_memory_search(store, timer, qs, args.warmup, args.profile_top)
             if not args.no_mem0:
                 results["classes"][cls]["mem0"] = ops.time_mem0(raw, qs, args.warmup)
         if "heavy" in results["classes"] and args.extrapolate_to > loaded["entities"]:
@@ -166,6 +167,7 @@ def print_tables(results: dict[str, Any]) -> None:
             g, m = res["graphmem"]["search_graph"]["db_ms"], res["mem0"]["db_ms"]
             rows.append([cls, "ratio mem0 / graphmem search_graph", *(ratio(m[p], g[p]) for p in g), "", "", "", ""])
         print(common.table(["users", "search", "db p50", "db p95", "db p99", "wall p50", "wall p95", "wall p99", "rows"], rows))
+        print_split(neo)
         ex = neo.get("extrapolation")
         if ex:
             now, target = ex["global_vector_index_db_ms"][str(ex["k_now"])], ex["global_vector_index_db_ms"][str(ex["k_target"])]
@@ -184,6 +186,23 @@ def print_tables(results: dict[str, Any]) -> None:
         rows = [[cls, name, *r["wall_ms"].values(), r["mean_results"]]
                 for cls, res in emb["classes"].items() for name, r in res["graphmem"].items()]
         print(common.table(["users", "search", "p50", "p95", "p99", "rows"], rows))
+
+
+def print_split(neo: dict[str, Any]) -> None:
+    """Where Memory.search's wall time goes (means per search), and its cProfile's top functions."""
+    classes = {cls: res["graphmem"]["memory_search"] for cls, res in neo["classes"].items() if "memory_search" in res["graphmem"]}
+    splits = {cls: r["split_mean_ms"] for cls, r in classes.items() if r.get("split_mean_ms")}
+    if not splits:
+        return
+    parts = list(next(iter(splits.values())))
+    print("\nMemory.search wall time, mean ms per search")
+    print(common.table(["users", *parts, "wall mean"],
+                       [[cls, *split.values(), round(sum(split.values()), 2)] for cls, split in splits.items()]))
+    for cls, r in classes.items():
+        if r.get("profile_top"):
+            print(f"\ncProfile of Memory.search, {cls} users (ms per search, most own time first)")
+            print(common.table(["function", "own ms", "cumulative ms", "calls"],
+                               [[p["function"], p["own_ms"], p["cumulative_ms"], p["calls_per_search"]] for p in r["profile_top"]]))
 
 
 def ratio(a: float | None, b: float | None) -> str:

@@ -33,8 +33,9 @@ CALL (w, at) {
 }
 CALL (w, at, existing) {
   UNWIND CASE WHEN existing = 0 THEN w.relations ELSE [] END AS x
-  OPTIONAL MATCH (s:Entity {id: x.source_id}) WHERE s.scope = w.scope
-  OPTIONAL MATCH (d:Entity {id: x.destination_id}) WHERE d.scope = w.scope
+  // the hints keep the planner off the scope index (a scan of the scope per relation: quadratic)
+  OPTIONAL MATCH (s:Entity {id: x.source_id}) USING INDEX s:Entity(id) WHERE s.scope = w.scope
+  OPTIONAL MATCH (d:Entity {id: x.destination_id}) USING INDEX d:Entity(id) WHERE d.scope = w.scope
   CALL (w, at, x, s, d) {
     WITH * WHERE s IS NOT NULL AND d IS NOT NULL
     CREATE (s)-[r:$(x.type)]->(d)
@@ -61,7 +62,7 @@ CALL (w, at, existing) {
     FOREACH (label IN CASE WHEN p IS NULL THEN [] ELSE [p.memory_label] END | SET m:$(label))
     WITH w, m, x
     UNWIND x.mentions AS ref
-    OPTIONAL MATCH (e:Entity {id: ref.id}) WHERE e.scope = w.scope
+    OPTIONAL MATCH (e:Entity {id: ref.id}) USING INDEX e:Entity(id) WHERE e.scope = w.scope
     CALL (m, e) {
       WITH * WHERE e IS NOT NULL
       MERGE (m)-[:MENTIONS]->(e)
