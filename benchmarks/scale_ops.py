@@ -65,24 +65,40 @@ def progress(label: str, done: int, total: int, started: float) -> None:
     print(f"  {label}: {done:,}/{total:,} users, {rate:.1f} users/s", file=sys.stderr, flush=True)
 
 
-def load_graphmem(store: GraphStore, spec: Spec, user_ids: list[str], memories: bool, batch_entities: int = 5000) -> float:
+def load_graphmem(store: GraphStore, spec: Spec, user_ids: list[str], memories: bool, batch_entities: int = 5000,
+                  workers: int = 1) -> float:
     """Through the store's bulk path (write_many; on Neo4j a batch of new users is one create-only
     statement, bulk_graph.py): one transaction per batch of at least ``batch_entities`` entities,
-    whole users each, so a user's relations never reach into an earlier batch."""
+    whole users each, so a user's relations never reach into an earlier batch. ``workers`` batches
+    (of different users) are written at once."""
+    from collections import deque
+    from concurrent.futures import Future, ThreadPoolExecutor
+
     started, batch, size, done = time.perf_counter(), [], 0, 0
     report = Progress("graphmem", spec.entity_count())
-    for n, uid in enumerate(user_ids, start=1):
-        for w in writes(generate_user(spec, uid), memories):
-            w.idempotency_key = w.add_id
-            batch.append(w)
-            size += len(w.entities)
-        if size >= batch_entities:
-            write_batch(store, batch)
-            done += size
-            batch, size = [], 0
-            report(done, n)
-    write_batch(store, batch)
-    report(done + size, len(user_ids), final=True)
+    pending: deque[tuple[Future[None], int, int]] = deque()
+
+    def finish_oldest() -> None:
+        nonlocal done
+        future, entities, users = pending.popleft()
+        future.result()
+        done += entities
+        report(done, users)
+
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        for n, uid in enumerate(user_ids, start=1):
+            for w in writes(generate_user(spec, uid), memories):
+                w.idempotency_key = w.add_id
+                batch.append(w)
+                size += len(w.entities)
+            if size >= batch_entities or n == len(user_ids):
+                while len(pending) >= max(1, workers):
+                    finish_oldest()
+                pending.append((pool.submit(write_batch, store, batch), size, n))
+                batch, size = [], 0
+        while pending:
+            finish_oldest()
+    report(done, len(user_ids), final=True)
     return time.perf_counter() - started
 
 

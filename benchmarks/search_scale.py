@@ -47,6 +47,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--extrapolate-to", type=int, default=1_000_000,
                    help="also time the vector index at the k graphmem would use with this many entities")
     p.add_argument("--batch-entities", type=int, default=5000, help="entities per load transaction (whole users)")
+    p.add_argument("--load-workers", type=int, default=1, help="load transactions in flight at once (different users)")
     p.add_argument("--profile-top", type=int, default=15, help="cProfile Memory.search: report this many functions (0: off)")
     p.add_argument("--no-mem0", action="store_true", help="do not load or time the Mem0 pattern (graphmem only)")
     p.add_argument("--out", default=None)
@@ -75,7 +76,7 @@ def run_neo4j(args: argparse.Namespace, spec: Spec) -> dict[str, Any]:
         loaded: dict[str, Any] = {"reused": ops.spec_marker(raw, spec)}
         if not loaded["reused"]:
             print(f"loading {spec.entity_count():,} entities for {len(users):,} users into {url}", file=sys.stderr)
-            seconds = ops.load_graphmem(store, spec, users, ops.has_memories(store), args.batch_entities)
+            seconds = ops.load_graphmem(store, spec, users, ops.has_memories(store), args.batch_entities, args.load_workers)
             loaded["graphmem_seconds"] = round(seconds, 1)
             loaded["graphmem_entities_per_second"] = round(spec.entity_count() / max(seconds, 1e-9))
             if not args.no_mem0:
