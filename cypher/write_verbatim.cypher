@@ -1,15 +1,16 @@
 // A batch of verbatim adds (infer=False) in one statement and one transaction: per add, its memory
 // facts (ADD only, fresh ids), its messages appended to the scope's conversation log (trimmed to the
-// newest keep_messages) and its idempotency key. Rows are processed in list order, so adds of one
-// scope keep their order and their message seqs. The same nodes and properties as write_graph.cypher.
+// newest keep_messages, once per scope: $trims) and its idempotency key. Rows are processed in list
+// order, so adds of one scope keep their order and their message seqs. The same nodes and properties as write_graph.cypher.
 // Datetimes arrive as ISO-8601 strings (cheaper to send than Bolt DateTimes; neo4j/bulk.py) and are
 // stored as DateTimes; datetime(null) is null.
 // A key that exists already fails the uniqueness rule and rolls the whole batch back (the caller
 // asked imported_keys first, so that only happens when two importers race).
-// Parameters: $adds (list of {scope, scope_ids, at, add_id, key, keep_messages,
+// Parameters: $adds (list of {scope, scope_ids, at, add_id, key,
 //   memories: list of {id, text, hash, embedding, metadata, meta, role, expires_at, seq, valid_at,
 //                      said_at, turn, times, time_from, time_to},
-//   messages: list of {offset, role, content, timestamp, expires_at}})
+//   messages: list of {offset, role, content, timestamp, expires_at}}),
+//   $trims (list of {scope, keep}: each scope that got messages, with its last add's keep_messages >= 0)
 UNWIND $adds AS a
 WITH a, datetime(a.at) AS at
 CALL (a, at) {
@@ -38,14 +39,19 @@ CALL (a) {
                                           content: x.content, timestamp: datetime(x.timestamp),
                                           expires_at: datetime(x.expires_at)})
   }
-  CALL (a, c) {
-    MATCH (old:Message)
-    WHERE old.scope = a.scope AND a.keep_messages >= 0 AND old.seq <= c.last_seq - a.keep_messages
-    DETACH DELETE old
-  }
 }
 CALL (a, at) {
   WITH a, at WHERE a.key IS NOT NULL
   CREATE (:ImportKey {key: a.key, scope: a.scope, add_id: a.add_id, at: at})
 }
-RETURN count(a) AS adds
+WITH count(a) AS adds
+// the log trimmed once per scope, after all of the batch's messages: the same end state as a trim
+// after each add (one Memory's adds all keep the same number), without re-reading a long log per add
+CALL (adds) {
+  UNWIND $trims AS t
+  MATCH (c:Conversation {scope: t.scope})
+  MATCH (old:Message)
+  WHERE old.scope = t.scope AND old.seq <= c.last_seq - t.keep
+  DETACH DELETE old
+}
+RETURN adds

@@ -103,6 +103,16 @@ def test_a_bulk_add_stores_what_a_single_add_stores(memory, uid):
     assert logged(memory, f"{uid}-bulk") == logged(memory, f"{uid}-one")
 
 
+@pytest.mark.parametrize("kind", STORES)
+def test_the_log_keeps_the_newest_messages_across_batches(kind, server, request, tmp_path, uid):
+    store = make_store(kind, request, tmp_path)
+    with make_memory(server, store, TEST_DIMS, history_db_path=str(tmp_path / "h.db"), context={"max_messages": 5}) as m:
+        assert m.add_many(turns(uid, ["a", "b"], 7), infer=False, batch_size=4, workers=1)["added"] == 14
+        for s in "ab":  # 14 messages per scope, 5 kept: the newest, in order, whatever the batches
+            assert logged(m, f"{uid}-{s}") == [f"{s} 4 answer", f"{s} 5 question", f"{s} 5 answer",
+                                               f"{s} 6 question", f"{s} 6 answer"]
+
+
 def test_verbatim_lanes_write_scopes_concurrently_each_in_order(memory, uid):
     """Two scopes of different lanes: each lane's first transaction waits at a barrier that lets
     neither through alone, so the run completes only if both are in flight at once."""

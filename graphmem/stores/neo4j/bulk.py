@@ -29,7 +29,9 @@ def is_verbatim(write: GraphWrite) -> bool:
 
 def write_verbatim(writes: list[GraphWrite]) -> Statement:
     """write_verbatim.cypher for verbatim writes, in order; raises InvalidInputError for a malformed item."""
-    return Statement("write_verbatim", {"adds": [_add_row(w) for w in writes]})
+    keep = {w.scope.key: w.keep_messages for w in writes if w.messages}  # the last add's, per scope
+    trims = [{"scope": scope, "keep": int(n)} for scope, n in keep.items() if n >= 0]
+    return Statement("write_verbatim", {"adds": [_add_row(w) for w in writes], "trims": trims})
 
 
 def _add_row(write: GraphWrite) -> dict[str, Any]:
@@ -46,7 +48,6 @@ def _add_row(write: GraphWrite) -> dict[str, Any]:
         "at": _iso(write.at),
         "add_id": write.add_id,
         "key": write.idempotency_key,
-        "keep_messages": int(write.keep_messages),
         "memories": memories,
         "messages": messages,
     }
