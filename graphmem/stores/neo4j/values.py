@@ -92,8 +92,19 @@ def limit_value(limit: int | None) -> int:
     return NO_LIMIT if limit is None else max(0, int(limit))
 
 
-def vector(values: Sequence[float]) -> list[float]:
-    return [float(v) for v in values]
+class Vector(list[float]):
+    """An embedding as a statement parameter: a list with a short repr. The driver formats every
+    RUN's parameters with repr() for its debug log even when debug logging is off (~0.1 s for a
+    bulk batch of 1,000 vectors); the packer sends it as a plain list."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"<vector of {len(self)} floats>"
+
+
+def vector(values: Sequence[float]) -> Vector:
+    return Vector(float(v) for v in values)
 
 
 def lucene_escape(text: str) -> str:
