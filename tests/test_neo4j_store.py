@@ -26,7 +26,7 @@ from graphmem.filters import parse
 from graphmem.resources import list_cypher, load_cypher, load_prompt
 from graphmem.stores.base import EntityCandidate, GraphQuery, MemoryQuery, relation_visible
 from graphmem.stores.memory_context import ContextQuery
-from graphmem.stores.neo4j import Neo4jStore, partition, queries
+from graphmem.stores.neo4j import Neo4jStore, bulk_graph, partition, queries
 from graphmem.stores.neo4j import bulk as bulk_queries
 from graphmem.stores.neo4j import conversation as log_queries
 from graphmem.stores.neo4j import memories as memory_queries
@@ -129,6 +129,7 @@ def sample_statements():
         queries.write_graph(write),
         bulk_queries.write_verbatim([GraphWrite("add", scope, T0)]),
         bulk_queries.imported_keys(["k"]),
+        bulk_graph.write_created([GraphWrite("add", scope, T0, [e])]),
         queries.search_graph(scope, query, plan, 100),
         queries.get_all(scope, False, None),
         queries.timeline(scope, "alice"),
