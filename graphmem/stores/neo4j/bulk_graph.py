@@ -69,16 +69,6 @@ _TIMES = {
 }
 
 
-class _Vector(list[float]):
-    """An embedding with a short repr: the driver formats every RUN's parameters with repr() for its
-    debug log even when debug logging is off (a second per million floats); packed as a list."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return f"<vector of {len(self)} floats>"
-
-
 def write_created(writes: list[GraphWrite]) -> Statement:
     """The batch's statement; raises InvalidInputError for a malformed item (nothing written)."""
     rows = [_row(dict(write_graph(w).params)) for w in writes]
@@ -93,8 +83,6 @@ def _row(params: dict[str, Any]) -> dict[str, Any]:
         for item in params[kind]:
             for name in fields:
                 item[name] = _iso(item[name])
-            if item.get("embedding") is not None:
-                item["embedding"] = _Vector(item["embedding"])
     return params
 
 
