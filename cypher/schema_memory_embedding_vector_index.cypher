@@ -1,5 +1,5 @@
 // Vector index over memory embeddings (cosine), the same dimension as entity_embedding. Global like
-// it: see similar_memories.cypher for how scoped queries use it. IF NOT EXISTS keeps an existing
+// it: see resolve.cypher for how scoped queries use it. IF NOT EXISTS keeps an existing
 // index as it is, so setup() checks its dimension afterwards.
 // Parameters: $dimensions
 CREATE VECTOR INDEX memory_embedding IF NOT EXISTS

@@ -1,6 +1,6 @@
 // Relations around the query's seeds, with each relation's best seed scores, in one query.
 // Seeds: (a) the $top_k entities most similar to $embedding with cosine >= $threshold (the same
-// plans as match_entities.cypher: exact scan of a small scope, the scope's own index when it has
+// plans as resolve.cypher: exact scan of a small scope, the scope's own index when it has
 // one (a partition), else the oversampled global index; skipped when $embedding is null); (b) the $top_k best fulltext hits of $fulltext_terms
 // on names, pre-filtered by the scope's tokens inside Lucene (boost 0, so the filter does not move
 // the score) and normalised to 0..1 by the best hit (skipped when $fulltext_terms is null);

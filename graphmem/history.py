@@ -94,6 +94,11 @@ class History:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(str(self.path), timeout=self.lock_timeout, check_same_thread=False, isolation_level=None)
             self._db.execute("PRAGMA journal_mode=WAL")
+            # WAL + NORMAL: a commit is not fsynced (the WAL is, at checkpoints). A process crash loses
+            # nothing and never corrupts the file; an OS crash or power cut can lose the newest
+            # commits. The store is the record (staged rows are repaired at start): FULL cost an add
+            # 4.4 ms p50 / 8.8 ms p95 here for two fsyncs, NORMAL 0.08 ms.
+            self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA secure_delete=ON")  # erased rows are overwritten, not left in free pages
             self._db.executescript(_SCHEMA)
             if "expires_at" not in {row[1] for row in self._db.execute("PRAGMA table_info(history)")}:

@@ -167,8 +167,9 @@ class Memory:
         parsed = for_extraction(parse_messages(messages, self.config.max_message_chars))
         if not parsed:
             return {"results": [], "relations": []}
-        with self.store.scope_lock(scope):  # read-decide-write of one scope never interleaves
-            outcome = self._add.plan(scope, parsed, reference_time, metadata, prompt)
+        # read-decide-write of one scope never interleaves; the lock and the log read are one round trip
+        with self.store.locked_conversation(scope, self._add.log_limit) as conversation:
+            outcome = self._add.plan(scope, parsed, reference_time, metadata, prompt, conversation=conversation)
             self._retention.stamp(outcome.write, expiration_date)
             if key is not None and outcome.write is not None:
                 outcome.write.idempotency_key = key

@@ -52,3 +52,10 @@ def lock_round_trips(store) -> int:
     """Round trips an add spends on its scope's write lock: the Neo4j store takes a database lock
     (scope_lock.cypher), the embedded store only an in-process one."""
     return 1 if type(store).__name__ == "Neo4jStore" else 0
+
+
+def resolve_round_trips(store, parts: int = 3) -> int:
+    """Round trips of an add's reads between its log and its write (GraphStore.resolve): one statement
+    on Neo4j; the embedded store's default runs its ``parts`` (entity match, relations around, memory
+    candidates) one by one."""
+    return 1 if type(store).__name__ == "Neo4jStore" else parts

@@ -8,7 +8,7 @@ import uuid
 
 import pytest
 from conftest import MODEL_DIR, TEST_DIMS
-from helpers import graph, llm_config, lock_round_trips, script
+from helpers import graph, llm_config, lock_round_trips, resolve_round_trips, script
 
 from graphmem import Memory
 from graphmem.embeddings import OnnxEmbedder
@@ -155,6 +155,6 @@ def test_consolidation_costs_the_same_whatever_the_number_of_triples(llm, memory
         memory.add("I gave all my pets away.", user_id=user, timestamp="2024-01-01T00:00:00Z")
         costs.append((llm.calls() - calls, memory.store.round_trips - rt))
         assert live(memory, user) == sorted(f"Gave away {p}" for p in pets)  # every stale memory retired
-    # 4 LLM calls (graph, facts, invalidation, update); 5 round trips (log, entity match, relations
-    # around, memory candidates, write), + the scope lock on Neo4j
-    assert costs[0] == costs[1] == (4, 5 + lock_round_trips(memory.store))
+    # 4 LLM calls (graph, facts, invalidation, update); round trips: log, resolve (entity match,
+    # relations around, memory candidates), write, + the scope lock on Neo4j
+    assert costs[0] == costs[1] == (4, 2 + resolve_round_trips(memory.store) + lock_round_trips(memory.store))

@@ -124,7 +124,7 @@ def sample_statements():
         *queries.schema(TEST_DIMS),
         queries.show_embedding_indexes(),
         queries.await_indexes(10),
-        queries.match_entities(scope, [EntityCandidate("alice", axis(0))], 0.7, plan),
+        queries.resolve(scope, [EntityCandidate("alice", axis(0), mention=True)], 0.7, [axis(1)], 5, ["e"], 20, plan),
         queries.relations_around(scope, ["x"]),
         queries.write_graph(write),
         bulk_queries.write_verbatim([GraphWrite("add", scope, T0)]),
@@ -135,7 +135,6 @@ def sample_statements():
         queries.timeline(scope, "alice"),
         queries.entities(scope),
         queries.scope_lock(scope),
-        memory_queries.similar_memories(scope, [axis(0)], 5, plan),
         memory_queries.search_memories(scope, MemoryQuery(axis(0), "tea", filters=parse({"k": 1}), as_of=T0), plan),
         memory_queries.memory_context(scope, ContextQuery(axis(0), ["m"], time_from=T0, time_to=T0, filters=parse({"k": 1}), as_of=T0)),
         memory_queries.get_memory("m"),
@@ -199,7 +198,7 @@ def test_resources_name_what_is_missing():
         load_prompt("no_such_prompt")
     with pytest.raises(ConfigError):
         load_cypher("../pyproject")
-    assert load_cypher("match_entities") == load_cypher("match_entities.cypher")
+    assert load_cypher("resolve") == load_cypher("resolve.cypher")
 
 
 @pytest.mark.parametrize(

@@ -17,11 +17,11 @@ from conftest import TEST_DIMS, make_store
 
 from graphmem import Memory
 from graphmem.embeddings import HashingEmbedder
-from graphmem.stores.base import GraphStore
+from graphmem.stores.base import EntityCandidate, GraphStore
 from graphmem.types import EntityWrite, GraphWrite, MemoryWrite, RelationWrite, Scope, canonical_name, new_id
 
 #: methods with a working default in GraphStore; everything else a store must implement
-DEFAULTS = {"close", "scope_lock"}
+DEFAULTS = {"close", "scope_lock", "locked_conversation", "resolve"}
 
 
 def test_the_store_contract_is_fully_abstract():
@@ -136,3 +136,46 @@ def test_both_stores_rank_the_same_seeded_data_alike(both_stores):
     # statistics (every scope in the database) and the embedded store over the scope: the documented
     # tolerance is the top-10 set, not the order.
     assert rel_overlap["hybrid"] >= 0.8 and rel_overlap["hybrid_rrf"] >= 0.8
+
+
+def _resolution_ids(found) -> tuple:
+    return (
+        [m.id if m else None for m in found.matches],
+        [(r.source_id, r.relationship, r.destination_id, r.valid_at) for r in found.relations],
+        [[m.id for m in hits] for hits in found.similar],
+        [m.id for m in found.mentioning],
+        list(found.mention_ids),
+    )
+
+
+@pytest.mark.neo4j
+def test_neo4j_resolves_in_one_statement_what_the_default_reads_in_three(both_stores):
+    """resolve.cypher (one round trip) returns what GraphStore.resolve's default composes from
+    match_entities, relations_around and memory_candidates, on Neo4j and in the embedded store."""
+    scope, (embedded, neo4j) = both_stores
+    emb = HashingEmbedder(dims=TEST_DIMS)
+    people = {e.canonical: e.id for e in neo4j.entities(scope) if e.name in PEOPLE}
+    for i, name in enumerate(("ana", "ben", "chloe", "ana")):  # memories that MENTION people
+        text = f"{name} note {i}"
+        write = GraphWrite(new_id(), scope, T0 + timedelta(days=20 + i),
+                           memories=[MemoryWrite("ADD", new_id(), text, emb.embed_one(text), None, "user", [people[name]])])
+        for store in (embedded, neo4j):
+            store.write(write)
+    candidates = [EntityCandidate("ana", emb.embed_one("Ana"), mention=True),  # exact match
+                  EntityCandidate("ben", emb.embed_one("Ben"), mention=False),  # matched, memories not wanted
+                  EntityCandidate("chloe", emb.embed_one("Chloe"), mention=True),
+                  EntityCandidate("nobody here", emb.embed_one("nobody here"), mention=True)]  # no match
+    facts = [emb.embed_one(q) for q in queries()[:3]]
+    before = neo4j.round_trips
+    one = neo4j.resolve(scope, candidates, 0.7, facts, 5, 20)
+    assert neo4j.round_trips == before + 1
+    composed = GraphStore.resolve(neo4j, scope, candidates, 0.7, facts, 5, 20)
+    assert _resolution_ids(one) == _resolution_ids(composed)
+    assert one.mention_ids == sorted([people["ana"], people["chloe"]]) and len(one.mentioning) == 3
+    assert one.matches[3] is None and one.relations and all(len(hits) == 5 for hits in one.similar)
+    in_embedded = _resolution_ids(embedded.resolve(scope, candidates, 0.7, facts, 5, 20))
+    assert in_embedded == _resolution_ids(one)
+    # no candidates: the memory candidates alone (memory_candidates on Neo4j is this statement too)
+    similar, mentioning = neo4j.memory_candidates(scope, facts, 5, [people["ben"]], 20)
+    assert [[m.id for m in hits] for hits in similar] == _resolution_ids(one)[2]
+    assert [m.text for m in mentioning] == ["ben note 1"]

@@ -4,10 +4,12 @@ Phases, each a fixed number of calls whatever the number of triples or facts:
 1. extract   graph extraction and fact extraction, concurrently (2 LLM requests; a 3rd only if the
              model skipped the relations tool)
 2. embed     one batched embedding call for every extracted entity name and fact
-3. resolve   match_entities, relations_around the matched nodes (one round trip each, skipped when
-             there is nothing to ask)
+3. resolve   one round trip (store.resolve): the entities' matches, the current relations around
+             the matched nodes, and the memory candidates of step 5 as far as they are known
+             before invalidation (skipped when there is nothing to ask)
 4. invalidate  the invalidation stage, only when current relations exist around the matched nodes
-5. reconcile the memory candidates in one round trip (memory_candidates): the memories similar to
+5. reconcile the memory candidates (read in step 3; read again, one round trip, only when the
+             retired relations add entities): the memories similar to
              the facts AND the live memories that MENTION the entities of this add's relations and
              of the relations it retires (the scope's own node aside: nearly every memory is about
              the user). Memories stating a retired relation are shown to the memory-update stage
@@ -37,7 +39,7 @@ from graphmem.stages.graph_extraction import (
 )
 from graphmem.stages.invalidation import InvalidationStage
 from graphmem.stages.memory_update import Decision, MemoryUpdateStage
-from graphmem.stores.base import EntityCandidate, GraphStore
+from graphmem.stores.base import EntityCandidate, GraphStore, Resolution
 from graphmem.types import (
     Conversation,
     EntityWrite,
@@ -163,10 +165,14 @@ class AddPipeline:
         metadata: dict[str, Any],
         prompt: str | None = None,
         graph_only: bool = False,
+        conversation: Conversation | None = None,
     ) -> AddOutcome:
-        """Everything up to the write: the GraphWrite to apply (nothing is written here)."""
+        """Everything up to the write: the GraphWrite to apply (nothing is written here).
+        ``conversation``: the scope's log when the caller read it already (``log_limit``)."""
         outcome = AddOutcome(add_id=new_id())
-        if self.read_log:
+        if conversation is not None:
+            outcome.conversation = conversation
+        elif self.read_log:
             outcome.conversation = self.store.conversation(scope, self.recent_messages)
         context = render_context(outcome.conversation)
         graph_job = self._pool.submit(self.extraction.run, messages, scope.self_name, reference_time, context)
@@ -180,17 +186,18 @@ class AddPipeline:
         vectors = self.embedder.embed([extracted.entities[k].name for k in keys] + facts)
         entity_vectors, fact_vectors = vectors[: len(keys)], vectors[len(keys) :]
 
-        entities = self._resolve(scope, extracted, entity_vectors)
+        found = self._read(scope, extracted, entity_vectors, fact_vectors)
+        entities = self._resolve(extracted, entity_vectors, found)
         outcome.names = {e.id: e.name for e in entities.values()}
         new_relations = [r for r in extracted.relations if entities[r.source].id != entities[r.destination].id]
-        existing = self._existing_relations(scope, entities)
+        existing = found.relations
         if existing:
             names = {k: e.name for k, e in entities.items()}
             outcome.retired, dropped = self.invalidation.run(
                 messages, existing, new_relations, names, scope.self_name, reference_time, context
             )
             outcome.dropped["invalidations"] += dropped
-        candidates, stale = self._candidates(scope, fact_vectors, entities, new_relations, outcome.retired)
+        candidates, stale = self._candidates(scope, fact_vectors, entities, new_relations, outcome.retired, found)
         decisions, dropped = self._decide_memories(facts, candidates, stale, reference_time)
         outcome.dropped["memory"] += dropped
         _log_dropped(outcome)
@@ -210,28 +217,39 @@ class AddPipeline:
         outcome.write = write
         return outcome
 
-    def _resolve(self, scope: Scope, extracted: GraphExtraction, vectors: list[list[float]]) -> dict[str, EntityWrite]:
+    @property
+    def log_limit(self) -> int | None:
+        """How many logged messages an add reads (None: it reads no log)."""
+        return self.recent_messages if self.read_log else None
+
+    def _read(
+        self, scope: Scope, extracted: GraphExtraction, entity_vectors: list[list[float]], fact_vectors: list[list[float]]
+    ) -> Resolution:
+        """One store round trip: the entities' matches, the relations around them, and the memory
+        candidates of the facts and of the matched endpoints of the extracted relations (the scope's
+        own node aside: nearly every memory is about the user)."""
+        if not extracted.entities and not fact_vectors:
+            return Resolution([], [], [], [], [])
+        endpoints = {k for r in extracted.relations for k in (r.source, r.destination)} - {canonical_name(scope.self_name)}
+        candidates = [
+            EntityCandidate(canonical=k, embedding=v, mention=k in endpoints)
+            for k, v in zip(extracted.entities, entity_vectors, strict=False)
+        ]
+        return self.store.resolve(scope, candidates, self.threshold, fact_vectors, SIMILAR_MEMORIES, MENTIONING_MEMORIES)
+
+    def _resolve(self, extracted: GraphExtraction, vectors: list[list[float]], found: Resolution) -> dict[str, EntityWrite]:
         """Map every extracted canonical name to an existing entity of the scope or a new one."""
-        if not extracted.entities:
-            return {}
-        keys = list(extracted.entities)
-        candidates = [EntityCandidate(canonical=k, embedding=v) for k, v in zip(keys, vectors, strict=False)]
-        matches = self.store.match_entities(scope, candidates, self.threshold)
         resolved: dict[str, EntityWrite] = {}
-        for key, vector, found in zip(keys, vectors, matches, strict=False):
+        for key, vector, match in zip(extracted.entities, vectors, found.matches, strict=False):
             item = extracted.entities[key]
-            if found is not None:
+            if match is not None:
                 resolved[key] = EntityWrite(
-                    found.id, found.name, found.canonical, found.entity_type, vector, is_new=False, attributes=item.attributes
+                    match.id, match.name, match.canonical, match.entity_type, vector, is_new=False, attributes=item.attributes
                 )
             else:
                 label = self.extraction.rules.label(item.entity_type)
                 resolved[key] = EntityWrite(new_id(), item.name, key, item.entity_type, vector, True, item.attributes, label)
         return resolved
-
-    def _existing_relations(self, scope: Scope, entities: dict[str, EntityWrite]) -> list[Relation]:
-        known = sorted({e.id for e in entities.values() if not e.is_new})
-        return self.store.relations_around(scope, known) if known else []
 
     def _candidates(
         self,
@@ -240,9 +258,12 @@ class AddPipeline:
         entities: dict[str, EntityWrite],
         relations: list[ExtractedRelation],
         retired: list[Relation],
+        found: Resolution,
     ) -> tuple[list[MemoryItem], dict[str, list[Relation]]]:
         """The memories the update stage sees, and for each memory stating a retired relation, those
-        relations (one store round trip, whatever the number of triples)."""
+        relations. ``found`` read them for the matched relation endpoints already; one more round trip
+        (whatever the number of triples) only when the wanted entities differ from those, mostly
+        because a retired relation ends at an entity this add did not name."""
         if not vectors:
             return [], {}
         self_key = canonical_name(scope.self_name)
@@ -250,7 +271,9 @@ class AddPipeline:
         wanted = {entities[k].id for r in relations for k in (r.source, r.destination) if not entities[k].is_new}
         wanted |= {i for r in retired for i in (r.source_id, r.destination_id)}
         wanted -= self_ids | _self_named(retired, self_key)
-        similar, mentioning = self.store.memory_candidates(scope, vectors, SIMILAR_MEMORIES, sorted(wanted), MENTIONING_MEMORIES)
+        similar, mentioning = found.similar, found.mentioning
+        if wanted != set(found.mention_ids):
+            similar, mentioning = self.store.memory_candidates(scope, vectors, SIMILAR_MEMORIES, sorted(wanted), MENTIONING_MEMORIES)
         seen: dict[str, MemoryItem] = {}
         for hits in similar:
             for item in hits:

@@ -12,7 +12,8 @@ Rules every implementation keeps:
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from contextlib import AbstractContextManager
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -28,6 +29,19 @@ class EntityCandidate:
 
     canonical: str
     embedding: list[float]
+    #: the memories mentioning the entity it resolves to are wanted (``GraphStore.resolve``)
+    mention: bool = False
+
+
+@dataclass
+class Resolution:
+    """What an add reads between extraction and invalidation (``GraphStore.resolve``)."""
+
+    matches: list[Entity | None]  # aligned with the candidates, as match_entities
+    relations: list[Relation]  # current relations around the matched entities, as relations_around
+    similar: list[list[MemoryItem]]  # per fact embedding, as memory_candidates
+    mentioning: list[MemoryItem]  # live memories mentioning any of mention_ids, newest first
+    mention_ids: list[str]  # the matched entities of the candidates marked ``mention`` (sorted)
 
 
 @dataclass
@@ -111,6 +125,21 @@ class GraphStore(ABC):
     @abstractmethod
     def relations_around(self, scope: Scope, entity_ids: list[str]) -> list[Relation]:
         """Current relations (not invalidated, not expired) touching any of the entities; one round trip."""
+
+    def resolve(
+        self, scope: Scope, candidates: list[EntityCandidate], threshold: float, facts: list[list[float]], top_k: int,
+        mention_limit: int,
+    ) -> Resolution:
+        """An add's reads before its invalidation stage: ``match_entities`` of the candidates,
+        ``relations_around`` the matched entities, and ``memory_candidates`` of the fact embeddings
+        and of the matched entities of the candidates marked ``mention``. One round trip on a
+        database store (Neo4j overrides this); this default composes the three calls."""
+        matches = self.match_entities(scope, candidates, threshold) if candidates else []
+        known = sorted({m.id for m in matches if m is not None})
+        relations = self.relations_around(scope, known) if known else []
+        ids = sorted({m.id for c, m in zip(candidates, matches, strict=True) if c.mention and m is not None})
+        similar, mentioning = self.memory_candidates(scope, facts, top_k, ids, mention_limit) if facts else ([], [])
+        return Resolution(matches, relations, similar, mentioning, ids)
 
     @abstractmethod
     def write(self, write: GraphWrite) -> None:
@@ -237,6 +266,13 @@ class GraphStore(ABC):
         serialises the threads of this process; a store shared by processes (Neo4j) also takes a
         database lock."""
         return locks_of(self).hold(scope.key)
+
+    @contextmanager
+    def locked_conversation(self, scope: Scope, limit: int | None) -> Iterator[Conversation]:
+        """``scope_lock``, and under it the scope's ``conversation`` (the newest ``limit`` messages;
+        none read when ``limit`` is None). One round trip on a database store (Neo4j overrides this)."""
+        with self.scope_lock(scope):
+            yield Conversation() if limit is None else self.conversation(scope, limit)
 
     @abstractmethod
     def reset(self) -> None:

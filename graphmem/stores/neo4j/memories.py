@@ -113,26 +113,6 @@ def _memory_row(m: MemoryWrite, seq: int, canonical_of: Mapping[str, str]) -> di
 # --- reads --------------------------------------------------------------------------------------------
 
 
-def similar_memories(
-    scope: Scope, embeddings: list[list[float]], top_k: int, plan: VectorPlan, entity_ids: list[str] | None = None, mention_limit: int = 0
-) -> Statement:
-    return filtered(
-        "similar_memories",
-        {
-            "scope": scope.key,
-            "embeddings": [vector(e) for e in embeddings],
-            "top_k": max(0, int(top_k)),
-            "scan_limit": plan.scan_limit,
-            "max_k": plan.max_k,
-            "now": utc(utcnow()),
-            "entity_ids": list(entity_ids or []),
-            "mention_limit": max(0, int(mention_limit)),
-        },
-        scoped(scope, None, "memory"),
-        "memory",
-    )
-
-
 def search_memories(scope: Scope, query: MemoryQuery, plan: VectorPlan) -> Statement:
     top_k = max(0, int(query.top_k))
     flt = scoped(scope, query.filters, "memory")

@@ -76,18 +76,30 @@ def await_indexes(timeout_seconds: int) -> Statement:
     return Statement("await_indexes", {"timeout_seconds": timeout_seconds})
 
 
-def match_entities(scope: Scope, candidates: list[EntityCandidate], threshold: float, plan: VectorPlan) -> Statement:
-    rows = [{"canonical": c.canonical, "embedding": vector(c.embedding)} for c in candidates]
-    return Statement(
-        "match_entities",
+def resolve(
+    scope: Scope, candidates: list[EntityCandidate], threshold: float, embeddings: list[list[float]], top_k: int,
+    entity_ids: list[str], mention_limit: int, plan: VectorPlan,
+) -> Statement:
+    """resolve.cypher: an add's matches, relations around them and memory candidates in one statement."""
+    rows = [{"canonical": c.canonical, "embedding": vector(c.embedding), "mention": bool(c.mention)} for c in candidates]
+    return filtered(
+        "resolve",
         {
             "scope": scope.key,
             "candidates": rows,
             "threshold": float(threshold),
-            "scan_limit": plan.scan_limit,
             "base_k": plan.match_k,
+            "embeddings": [vector(e) for e in embeddings],
+            "top_k": max(0, int(top_k)),
+            "entity_ids": list(entity_ids),
+            "mention_limit": max(0, int(mention_limit)),
+            "scan_limit": plan.scan_limit,
             "max_k": plan.max_k,
+            "now": utc(utcnow()),
         },
+        scoped(scope, None, "memory"),
+        "memory",
+        also=((scoped(scope, None, "relation"), "relation"),),
     )
 
 

@@ -21,7 +21,7 @@ from neo4j.exceptions import ConfigurationError
 
 from graphmem.errors import ConfigError, InvalidInputError, StoreError
 from graphmem.filters import Filter
-from graphmem.stores.base import EntityCandidate, GraphQuery, GraphStore, MemoryQuery
+from graphmem.stores.base import EntityCandidate, GraphQuery, GraphStore, MemoryQuery, Resolution
 from graphmem.stores.lifecycle import Erased, is_expired
 from graphmem.stores.memory_context import ContextQuery, MemoryContext
 from graphmem.stores.neo4j import bulk as bulk_queries
@@ -129,7 +129,7 @@ class Neo4jStore(GraphStore):
         with translated(self.url), self._session() as session:
             return session.execute_write(work)
 
-    def _run(self, tx: neo4j.ManagedTransaction, stmt: Statement) -> list[neo4j.Record]:
+    def _run(self, tx: neo4j.ManagedTransaction | neo4j.Transaction, stmt: Statement) -> list[neo4j.Record]:
         self._count()
         return list(tx.run(*stmt.run_args()))
 
@@ -178,14 +178,38 @@ class Neo4jStore(GraphStore):
     def match_entities(self, scope: Scope, candidates: list[EntityCandidate], threshold: float) -> list[Entity | None]:
         if not candidates:
             return []
-        for candidate in candidates:
-            self._check_dims(candidate.embedding)
-        rows = self._query(queries.match_entities(scope, candidates, threshold, self.vector_plan), read=True)
-        found: list[Entity | None] = [None] * len(candidates)
-        for row in rows:
-            if row["entity"] is not None:
-                found[row["i"]] = queries.to_entity(row["entity"], score=float(row["score"]))
-        return found
+        return self.resolve(scope, candidates, threshold, [], 0, 0).matches
+
+    def resolve(
+        self, scope: Scope, candidates: list[EntityCandidate], threshold: float, facts: list[list[float]], top_k: int,
+        mention_limit: int,
+    ) -> Resolution:
+        """One statement (resolve.cypher) for the entities' matches, the relations around them and
+        the memory candidates."""
+        return self._resolve(scope, candidates, threshold, facts, top_k, [], mention_limit)
+
+    def _resolve(
+        self, scope: Scope, candidates: list[EntityCandidate], threshold: float, facts: list[list[float]], top_k: int,
+        entity_ids: list[str], mention_limit: int,
+    ) -> Resolution:
+        for embedding in [c.embedding for c in candidates] + facts:
+            self._check_dims(embedding)
+        stmt = queries.resolve(scope, candidates, threshold, facts, top_k, entity_ids, mention_limit, self.vector_plan)
+        (row,) = self._query(stmt, read=True)
+        matches: list[Entity | None] = [None] * len(candidates)
+        for hit in row["matches"]:
+            if hit["entity"] is not None:
+                matches[hit["i"]] = queries.to_entity(hit["entity"], score=float(hit["score"]))
+        similar: list[list[MemoryItem]] = [[] for _ in facts]
+        for hit in row["similar"]:
+            similar[hit["i"]].append(memory_queries.to_memory(hit["memory"], {"vector": float(hit["cosine"])}))
+        return Resolution(
+            matches,
+            [queries.to_relation(r) for r in row["relations"]],
+            similar,
+            [memory_queries.to_memory(m) for m in row["mentioning"]],
+            list(row["mention_ids"]),
+        )
 
     def relations_around(self, scope: Scope, entity_ids: list[str]) -> list[Relation]:
         if not entity_ids:
@@ -315,15 +339,8 @@ class Neo4jStore(GraphStore):
     ) -> tuple[list[list[MemoryItem]], list[MemoryItem]]:
         if not embeddings or (top_k <= 0 and not entity_ids):
             return [[] for _ in embeddings], []
-        for embedding in embeddings:
-            self._check_dims(embedding)
-        stmt = memory_queries.similar_memories(scope, embeddings, top_k, self.vector_plan, entity_ids, mention_limit)
-        (row,) = self._query(stmt, read=True)
-        found: list[list[MemoryItem]] = [[] for _ in embeddings]
-        for hit in row["similar"]:
-            cosine = float(hit["cosine"])
-            found[hit["i"]].append(memory_queries.to_memory(hit["memory"], {"vector": cosine}))
-        return found, [memory_queries.to_memory(m) for m in row["mentioning"]]
+        found = self._resolve(scope, [], 0.0, embeddings, top_k, entity_ids, mention_limit)
+        return found.similar, found.mentioning
 
     def search_memories(self, scope: Scope, query: MemoryQuery) -> list[MemoryItem]:
         self._check_dims(query.embedding)
@@ -369,19 +386,38 @@ class Neo4jStore(GraphStore):
     def scope_lock(self, scope: Scope) -> Iterator[None]:
         """The in-process lock, then the scope's database lock (scope_lock.cypher) held in an open
         transaction until the block ends: adds of one scope queue across processes too."""
+        with self._held(scope, queries.scope_lock(scope)):
+            yield
+
+    @contextmanager
+    def locked_conversation(self, scope: Scope, limit: int | None) -> Iterator[Conversation]:
+        """scope_lock, and the conversation read in the lock's transaction: no transaction of its own.
+        A statement of its own: in one statement with the lock's MERGE, its lookup of the scope's
+        (:Conversation) would be a locking unique-index seek, and the add's write would wait on it."""
+        if limit is None:
+            with self.scope_lock(scope):
+                yield Conversation()
+            return
+        with self._held(scope, queries.scope_lock(scope), log_queries.conversation(scope, limit)) as rows:
+            yield log_queries.to_conversation(rows[0])
+
+    @contextmanager
+    def _held(self, scope: Scope, lock: Statement, read: Statement | None = None) -> Iterator[list[neo4j.Record]]:
+        """The in-process lock, then ``lock`` (it takes the database lock) and ``read`` in a
+        transaction left open until the block ends, then rolled back; yields ``read``'s rows."""
         with super().scope_lock(scope):
-            stmt = queries.scope_lock(scope)
             with translated(self.url):
                 session = self._driver.session(database=self.database, notifications_min_severity=NOTIFICATIONS)
                 try:
                     tx = session.begin_transaction()
                     self._count()
-                    tx.run(*stmt.run_args()).consume()
+                    tx.run(*lock.run_args()).consume()
+                    rows = [] if read is None else self._run(tx, read)
                 except BaseException:
                     session.close()
                     raise
             try:
-                yield
+                yield rows
             finally:
                 try:
                     tx.rollback()

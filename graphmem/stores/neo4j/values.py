@@ -60,11 +60,11 @@ class Statement:
 
 @dataclass(frozen=True)
 class VectorPlan:
-    """How scoped vector search uses the global index (see match_entities.cypher)."""
+    """How scoped vector search uses the global index (see resolve.cypher)."""
 
     scan_limit: int = 2000  # scopes up to this many entities (or memories) are scanned exactly
     max_k: int = 4000  # cap on the oversampled k asked from the vector index
-    match_k: int = 10  # neighbours wanted per candidate before oversampling (match_entities)
+    match_k: int = 10  # neighbours wanted per candidate before oversampling (resolve.cypher)
     fulltext_k: int = 4  # fulltext hits asked per wanted hit, for those of other scopes or deleted
     partition_size: int = 5000  # a scope with more entities gets a vector index of its own (partition.py)
 
