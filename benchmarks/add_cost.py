@@ -5,9 +5,12 @@ answers every tool call as a good model would (benchmarks/add_script.py). Per ad
 LLM calls, prompt and completion tokens (tiktoken o200k_base counted on the exact request bodies the
 server recorded: message contents + 3 per message + 3, plus the tools JSON; completion = the
 tool-call arguments sent back), embedding calls, database round trips, and wall time without the
-LLM (time inside LLM requests, concurrent ones merged, is subtracted; the server is local anyway; a
-background summary is counted in calls and tokens, not in wall time). A first replay on a scope of
-its own warms caches and query plans and is not reported.
+LLM (time inside the add's own LLM requests, concurrent ones merged, is subtracted; the server is
+local anyway). The rolling summary runs as configured by default: in the background, overlapping the
+next add (its requests are counted with the add during which they were sent; its LLM time is not
+subtracted from any add). A first replay on a scope of its own warms caches and query plans and is
+not reported; ``--replays`` more are, each on a fresh scope, and the own time per add (wall minus
+LLM) is summarised as p50 / p95 over all of them.
 Beside it, an analytic model of Mem0ᵍ + Mem0's vector pipeline on the same extracted facts,
 entities and triples (counted, not run: Mem0 is not installed here).
 
@@ -19,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import statistics
 import sys
 import tempfile
 import threading
@@ -45,6 +49,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--neo4j-url", default=None, help="use this Neo4j instead of starting a private one")
     p.add_argument("--bolt-port", type=int, default=7690)
     p.add_argument("--http-port", type=int, default=7477)
+    p.add_argument("--replays", type=int, default=3, help="measured replays of the conversation (after one warm-up)")
     p.add_argument("--no-context", action="store_true", help="context.recent_messages = summary_every = 0 (prompt tokens without conversation context)")
     p.add_argument("--out", default=None)
     return p.parse_args(argv)
@@ -102,7 +107,8 @@ class ScriptedModel:
 
 
 class LLMClock:
-    """Wraps the LLM's call_tools to record each request's interval (to subtract LLM time)."""
+    """Wraps the LLM's call_tools to record each request's interval (to subtract LLM time); the
+    background summary's requests (thread graphmem-summary) are not an add's and are left out."""
 
     def __init__(self, llm: Any) -> None:
         self.intervals: list[tuple[float, float]] = []
@@ -113,7 +119,8 @@ class LLMClock:
             try:
                 return inner(*args, **kwargs)
             finally:
-                self.intervals.append((started, time.perf_counter()))
+                if not threading.current_thread().name.startswith("graphmem-summary"):
+                    self.intervals.append((started, time.perf_counter()))
 
         llm.call_tools = timed
 
@@ -175,12 +182,14 @@ def run_store(kind: str, args: argparse.Namespace, enc: Any, workdir: Path) -> d
         try:
             # warm-up replay on a scope of its own: query plans compiled, caches and JIT warm
             replay(memory, server, model, clock, embedder, f"{USER}-warmup-{int(time.time())}", enc)
-            adds = replay(memory, server, model, clock, embedder, f"{USER}-{int(time.time())}", enc)
+            adds = []
+            for r in range(args.replays):
+                adds += replay(memory, server, model, clock, embedder, f"{USER}-{r}-{int(time.time())}", enc)
         finally:
             memory.close()
             if private is not None:
                 private.stop()
-    return {"store": kind, "neo4j_server": server_version, "embedder": embedder.name, "adds": adds}
+    return {"store": kind, "neo4j_server": server_version, "embedder": embedder.name, "adds": adds, "own_time": own_time(adds)}
 
 
 def replay(memory: Memory, server: ScriptedLLMServer, model: ScriptedModel, clock: LLMClock, embedder: Any,
@@ -193,11 +202,11 @@ def replay(memory: Memory, server: ScriptedLLMServer, model: ScriptedModel, cloc
             started = time.perf_counter()
             result = memory.add(step.text, user_id=user_id, timestamp=step.at)
             ended = time.perf_counter()
-            memory._summarizer.drain()  # a due summary runs in the background: count its calls with its add
             adds.append(measure_add(step, result, server.requests[seen:], model.replies[replies:], enc, {
                 "embedding_calls": embedder.calls - calls, "round_trips": memory.store.round_trips - trips,
                 "wall_ms": round((ended - started) * 1000, 1), "llm_ms": round(clock.busy(started, ended) * 1000, 1)}))
     finally:
+        memory.flush()  # the last background summary, before the scope goes
         memory.delete_all(user_id=user_id)
     return adds
 
@@ -222,19 +231,23 @@ def print_tables(runs: list[dict[str, Any]]) -> None:
     for run in runs:
         print(f"\n{run['store']} store ({run['embedder']}), per add: graphmem measured, Mem0 counted from the same extraction")
         rows, sums = [], Counter()
-        for i, a in enumerate(run["adds"], start=1):
+        for i, a in enumerate(run["adds"], start=1):  # every replay's adds, one after the other
             m = a["mem0_model"]
             tokens = [sum(s.get(k, 0) for s in a["stages"].values()) for k in ("prompt_tokens", "completion_tokens")]
             row = [a["triples"], a["entities"], a["llm_calls"], m["llm_calls"], a["embedding_calls"], m["embedding_calls"],
                    a["round_trips"], m["graph_round_trips"] + m["vector_round_trips"], *tokens]
             sums.update(dict(enumerate(row)))
-            rows.append([i, a["text"][:34], *row, a["wall_minus_llm_ms"]])
+            if i <= len(SCRIPT):  # the first measured replay's adds; the mean row covers every replay
+                rows.append([i, a["text"][:34], *row, a["wall_minus_llm_ms"]])
         n = len(run["adds"])
         walls = sorted(a["wall_minus_llm_ms"] for a in run["adds"])
         rows.append(["mean", "", *(round(sums[j] / n, 2) for j in range(10)), walls[n // 2]])
         print(common.table(["#", "message", "triples", "entities", "LLM", "Mem0 LLM", "embed", "Mem0 embed",
                             "DB trips", "Mem0 DB trips", "prompt tok", "compl tok", "ms w/o LLM"], rows))
         print("(mean row: ms w/o LLM is the median)")
+        own = own_time(run["adds"])
+        print(f"own time per add (wall minus the add's LLM time), {own['adds']} adds over {own['replays']} replays: "
+              f"p50 {own['p50']} ms, p95 {own['p95']} ms, max {own['max']} ms; round trips per add p50 {own['round_trips_p50']}")
         totals: dict[str, Counter] = defaultdict(Counter)
         for a in run["adds"]:
             for stage, c in a["stages"].items():
@@ -242,6 +255,14 @@ def print_tables(runs: list[dict[str, Any]]) -> None:
         print(common.table(["stage", "calls", "calls/add", "prompt tok/call", "completion tok/call"],
                            [[s, c["calls"], round(c["calls"] / n, 2), round(c["prompt_tokens"] / max(c["calls"], 1)),
                              round(c["completion_tokens"] / max(c["calls"], 1))] for s, c in totals.items()]))
+
+
+def own_time(adds: list[dict[str, Any]]) -> dict[str, Any]:
+    own = sorted(a["wall_minus_llm_ms"] for a in adds)
+    trips = sorted(a["round_trips"] for a in adds)
+    pick = lambda xs, q: xs[min(len(xs) - 1, int(q * len(xs)))]  # noqa: E731 - nearest rank
+    return {"adds": len(adds), "replays": len(adds) // len(SCRIPT), "p50": round(statistics.median(own), 1),
+            "p95": pick(own, 0.95), "max": own[-1], "round_trips_p50": statistics.median(trips)}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -8,11 +8,15 @@ to graphmem's ScriptedLLMServer, which answers each tool with the same extractio
 message, benchmarks/add_script.py, in each engine's tool schema) after ``--latency`` seconds, and
 serves ``/v1/embeddings`` (deterministic hashed vectors) to both: LLM and embedding calls are counted
 by the server. Statements: graphmem's ``store.round_trips``; mem0's ``Neo4jGraph.query`` calls.
+Database time, per operation, both engines alike: server ms, what Neo4j reported for each statement
+(result_available_after + result_consumed_after: planning and execution, not commits), and driver
+ms, the time inside the Neo4j driver (sending, waiting, commits, decoding; graphmem's scope lock is
+counted for its statements and its release, not for the time it is held).
 
 What is compared: graphmem's full ``Memory.add`` (facts, memory update, graph) against mem0's graph
 memory (``MemoryGraph.add``: entities, relations, deletions; mem0's vector pipeline is not run), and
 ``Memory.search`` against ``MemoryGraph.search`` (LLM entity extraction, one embedding and one
-statement per entity, BM25 top-5). Database time is not measured (wall only).
+statement per entity, BM25 top-5).
 
     python -m benchmarks.mem0_compare --setup --bolt-port 7631 --http-port 7431 --latency 0 0.4
 """
@@ -162,11 +166,10 @@ def run_engine(engine: str, url: str, server: ScriptedLLMServer, model: SharedMo
     def measure(kind: str, fn: Any, record: bool = True) -> None:
         llm, emb = len(server.requests), server.embedding_calls
         trips = store.round_trips if store is not None else 0
+        db = (store.server_ms, store.driver_ms) if store is not None else (0.0, 0.0)
         started = time.perf_counter()
         out = fn()
-        wall = (time.perf_counter() - started) * 1000
-        if memory is not None:
-            memory._summarizer.drain()
+        wall = (time.perf_counter() - started) * 1000  # graphmem's rolling summary runs in the background, as by default
         if not record:
             return
         if worker:
@@ -175,6 +178,8 @@ def run_engine(engine: str, url: str, server: ScriptedLLMServer, model: SharedMo
             written = len(out.get("relations", [])) if kind == "add" else len(out.get("relations", []) or out.get("results", []))
         ops[kind].append({"llm_calls": len(server.requests) - llm, "embedding_calls": server.embedding_calls - emb,
                           "statements": out["statements"] if worker else store.round_trips - trips,
+                          "server_ms": out["server_ms"] if worker else round(store.server_ms - db[0], 2),
+                          "driver_ms": out["driver_ms"] if worker else round(store.driver_ms - db[1], 2),
                           "wall_ms": round(out["wall_ms"] if worker else wall, 2), "relations_or_hits": written})
 
     def add(user: str, step: Step, record: bool = True) -> None:
@@ -222,7 +227,8 @@ def run_engine(engine: str, url: str, server: ScriptedLLMServer, model: SharedMo
 def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
     n = len(rows)
     pct = common.percentiles([r["wall_ms"] for r in rows], (50, 95))
-    return {"n": n, **{k: round(sum(r[k] for r in rows) / n, 2) for k in ("llm_calls", "embedding_calls", "statements")},
+    keys = ("llm_calls", "embedding_calls", "statements", "server_ms", "driver_ms")
+    return {"n": n, **{k: round(sum(r[k] for r in rows) / n, 2) for k in keys},
             "wall_p50_ms": pct["p50"], "wall_p95_ms": pct["p95"]}
 
 
@@ -233,11 +239,12 @@ def print_run(run: dict[str, Any]) -> None:
         rows = []
         for e in run["engines"]:
             s = e["summary"][kind]
-            rows.append([e["engine"], s["n"], s["llm_calls"], s["embedding_calls"], s["statements"], s["wall_p50_ms"],
-                         s["wall_p95_ms"], ratio(s["wall_p50_ms"], base[kind]["wall_p50_ms"])])
-        print(f"per {kind} (means; wall p50/p95)")
-        print(common.table(["engine", "n", "LLM calls", "embed calls", "statements", "wall p50 ms", "wall p95 ms",
-                            "p50 / graphmem"], rows))
+            rows.append([e["engine"], s["n"], s["llm_calls"], s["embedding_calls"], s["statements"], s["server_ms"],
+                         s["driver_ms"], s["wall_p50_ms"], s["wall_p95_ms"], ratio(s["server_ms"], base[kind]["server_ms"]),
+                         ratio(s["driver_ms"], base[kind]["driver_ms"]), ratio(s["wall_p50_ms"], base[kind]["wall_p50_ms"])])
+        print(f"per {kind} (means; wall p50/p95; ratios: engine / graphmem)")
+        print(common.table(["engine", "n", "LLM calls", "embed calls", "statements", "server ms", "driver ms",
+                            "wall p50 ms", "wall p95 ms", "server ratio", "driver ratio", "wall p50 ratio"], rows))
 
 
 def ratio(a: float | None, b: float | None) -> float | None:

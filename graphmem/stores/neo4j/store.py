@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -75,6 +76,10 @@ class Neo4jStore(GraphStore):
         self.search_relation_limit = search_relation_limit
         self.index_wait_seconds = index_wait_seconds
         self.round_trips = 0
+        #: for benchmarks, like round_trips: milliseconds the server reported for the statements run
+        #: (planning + execution, commits not included), and spent inside the driver (commits included)
+        self.server_ms = 0.0
+        self.driver_ms = 0.0
         self._count_lock = threading.Lock()
         self._owns_driver = driver is None
         if driver is None:
@@ -105,17 +110,37 @@ class Neo4jStore(GraphStore):
         with self._count_lock:
             self.round_trips += 1
 
+    def _served(self, summary: neo4j.ResultSummary | None) -> None:
+        """Add a statement's server-reported time (planning and execution, until its last record:
+        ``result_available_after`` + ``result_consumed_after``; commits are not in it) to server_ms."""
+        if summary is None:  # a driver that reports none (tests' routing double)
+            return
+        ms = (summary.result_available_after or 0) + (summary.result_consumed_after or 0)
+        with self._count_lock:
+            self.server_ms += ms
+
+    @contextmanager
+    def _driving(self) -> Iterator[None]:
+        """Time spent in the driver (sending, waiting for the server, commits, decoding) -> driver_ms."""
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            with self._count_lock:
+                self.driver_ms += (time.perf_counter() - started) * 1000
+
     def _query(self, stmt: Statement, *, read: bool) -> list[neo4j.Record]:
         """One statement in its own managed transaction (one round trip)."""
-        with translated(self.url):
+        with translated(self.url), self._driving():
             self._count()
             text, params = stmt.run_args()
-            records, _, _ = self._driver.execute_query(
+            records, summary, _ = self._driver.execute_query(
                 text,
                 params,
                 routing_=RoutingControl.READ if read else RoutingControl.WRITE,
                 database_=self.database,
             )
+            self._served(summary)
             return records
 
     def _session(self) -> neo4j.Session:
@@ -126,12 +151,15 @@ class Neo4jStore(GraphStore):
         )
 
     def _in_write_transaction(self, work: Callable[[neo4j.ManagedTransaction], T]) -> T:
-        with translated(self.url), self._session() as session:
+        with translated(self.url), self._driving(), self._session() as session:
             return session.execute_write(work)
 
     def _run(self, tx: neo4j.ManagedTransaction | neo4j.Transaction, stmt: Statement) -> list[neo4j.Record]:
         self._count()
-        return list(tx.run(*stmt.run_args()))
+        result = tx.run(*stmt.run_args())
+        rows = list(result)
+        self._served(result.consume())  # every record is read: no round trip
+        return rows
 
     def _write_one(self, stmt: Statement) -> neo4j.Record:
         """One write statement returning one row, in its own managed write transaction."""
@@ -406,12 +434,11 @@ class Neo4jStore(GraphStore):
         """The in-process lock, then ``lock`` (it takes the database lock) and ``read`` in a
         transaction left open until the block ends, then rolled back; yields ``read``'s rows."""
         with super().scope_lock(scope):
-            with translated(self.url):
+            with translated(self.url), self._driving():
                 session = self._driver.session(database=self.database, notifications_min_severity=NOTIFICATIONS)
                 try:
                     tx = session.begin_transaction()
-                    self._count()
-                    tx.run(*lock.run_args()).consume()
+                    self._run(tx, lock)
                     rows = [] if read is None else self._run(tx, read)
                 except BaseException:
                     session.close()
@@ -420,8 +447,9 @@ class Neo4jStore(GraphStore):
                 yield rows
             finally:
                 try:
-                    tx.rollback()
-                    session.close()
+                    with self._driving():
+                        tx.rollback()
+                        session.close()
                 except Exception:  # noqa: BLE001 - the lock ends with the transaction either way
                     log.warning("could not release the lock of scope %s cleanly", scope.key, exc_info=True)
 
