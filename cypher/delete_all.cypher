@@ -1,5 +1,5 @@
 // Remove everything of the scope: entities with their relations, memory facts, logged messages and
-// the conversation (with its summary), import keys; returns how many entities were removed.
+// the conversation and its summary, import keys; returns how many entities were removed.
 // Parameters: $scope
 CALL () {
   MATCH (n:Entity)
@@ -24,6 +24,12 @@ CALL () {
   WHERE c.scope = $scope
   DETACH DELETE c
   RETURN count(*) AS conversations
+}
+CALL () {
+  MATCH (s:Summary)
+  WHERE s.scope = $scope
+  DELETE s
+  RETURN count(*) AS summaries
 }
 CALL () {
   MATCH (k:ImportKey)

@@ -49,7 +49,13 @@ CALL (conversations) {
   UNWIND conversations AS c
   WITH c WHERE c.summary =~ $pattern
   SET c.summary = null, c.summary_through = 0, c.summary_updated_at = null
-  RETURN count(*) AS summaries
+  RETURN count(*) AS legacy_summaries
+}
+CALL (conversations, legacy_summaries) {
+  MATCH (s:Summary)
+  WHERE s.scope IN [c IN conversations | c.scope] AND s.text =~ $pattern
+  DELETE s
+  RETURN legacy_summaries + count(*) AS summaries
 }
 CALL (named) {
   FOREACH (e IN named | DETACH DELETE e)

@@ -40,8 +40,12 @@ CALL (logs, memory_scopes, entity_scopes) {
   DELETE p
   RETURN count(*) AS partitions
 }
-CALL (conversations) {
+CALL (conversations, logs) {
   FOREACH (c IN conversations | DETACH DELETE c)
-  RETURN size(conversations) AS summaries
+  WITH size(conversations) AS summaries
+  OPTIONAL MATCH (s:Summary)
+  WHERE s.scope IN logs
+  DELETE s
+  RETURN DISTINCT summaries
 }
 RETURN memory_ids, entities, messages, summaries

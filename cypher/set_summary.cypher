@@ -1,14 +1,18 @@
-// Store the scope's rolling summary when $through_seq is newer than the stored one's (or there is
-// none yet); returns whether it was stored. The first SET reads the property it writes, so Cypher
-// takes the conversation's write lock before that read: two summaries racing are compared one after
-// the other, and a late, older one never overwrites a newer one.
+// Store the scope's rolling summary as a (:Summary) node of its own. An add locks the scope's
+// (:Conversation) while it logs messages; a summary never touches that node, so an add never waits for
+// a summary, nor a summary for an add. The stored summary is the one covering the most messages
+// (through); this one is created only when it covers more than every stored one, which it then
+// replaces: a late, older summary never overwrites a newer one. (A summary kept on the conversation
+// node by an older graphmem is still read, see conversation.cypher, until a new one is stored.)
 // Parameters: $scope, $scope_ids, $text, $through_seq, $at
-MERGE (c:Conversation {scope: $scope})
-ON CREATE SET c += $scope_ids
-SET c.summary_through = coalesce(c.summary_through, 0)
-WITH c, c.summary IS NULL OR $through_seq > c.summary_through AS newer
-CALL (c, newer) {
+OPTIONAL MATCH (old:Summary)
+WHERE old.scope = $scope
+WITH collect(old) AS stored
+WITH stored, all(s IN stored WHERE s.through < $through_seq) AS newer
+CALL (stored, newer) {
   WITH * WHERE newer
-  SET c.summary = $text, c.summary_through = $through_seq, c.summary_updated_at = $at
+  CREATE (s:Summary {scope: $scope})
+  SET s += $scope_ids, s.text = $text, s.through = $through_seq, s.updated_at = $at
+  FOREACH (old IN stored | DELETE old)
 }
 RETURN newer

@@ -898,3 +898,38 @@ def test_a_large_scope_gets_its_own_vector_index_and_searches_use_it(neo4j_uri):
         assert names["memory_label"] in rows[0]["labels"]
         store.delete_all(scope)
         store.delete_all(other)
+
+
+@pytest.mark.neo4j
+def test_an_add_never_waits_for_a_summary_being_stored(store, raw_driver, scope):
+    """set_summary writes the scope's (:Summary) node, never the (:Conversation) an add's write locks
+    to log messages: with a summary's transaction held open (its locks held), the add still commits."""
+    store.write(GraphWrite("a1", scope, T0, messages=[LoggedMessage("user", "hello", T0)]))
+    text, params = log_queries.set_summary(scope, "Hello said.", 1, T0).run_args()
+    with raw_driver.session() as session, session.begin_transaction() as held:
+        assert held.run(text, params).single()["newer"] is True
+        with ThreadPoolExecutor(1) as pool:  # the add, while the summary's transaction is open
+            pool.submit(store.write, GraphWrite("a2", scope, T0, messages=[LoggedMessage("user", "again", T0)])).result(timeout=60)
+        held.commit()
+    log = store.conversation(scope, 10)
+    assert (log.summary, log.summary_through, log.last_seq, log.adds_since_summary) == ("Hello said.", 1, 2, 1)
+    assert store.set_summary(scope, "Older.", 1, T0) is False  # covers no more than the stored one
+    assert store.set_summary(scope, "Both said.", 2, T0) is True
+    assert store.conversation(scope, 0).summary == "Both said."
+    records, _, _ = raw_driver.execute_query("MATCH (s:Summary) WHERE s.scope = $scope RETURN count(s) AS n", scope=scope.key)
+    assert records[0]["n"] == 1  # the newer replaced the older
+    store.delete_all(scope)
+    records, _, _ = raw_driver.execute_query("MATCH (s:Summary) WHERE s.scope = $scope RETURN count(s) AS n", scope=scope.key)
+    assert records[0]["n"] == 0
+
+
+@pytest.mark.neo4j
+def test_a_summary_kept_on_the_conversation_node_by_an_older_version_is_still_read(store, raw_driver, scope):
+    store.write(GraphWrite("a1", scope, T0, messages=[LoggedMessage("user", "hello", T0)]))
+    raw_driver.execute_query("MATCH (c:Conversation {scope: $scope}) SET c.summary = 'Old.', c.summary_through = 1",
+                             scope=scope.key)
+    log = store.conversation(scope, 10)
+    assert (log.summary, log.summary_through, log.adds_since_summary) == ("Old.", 1, 0)
+    assert store.set_summary(scope, "New.", 1, T0) is True  # the first (:Summary) takes over
+    assert store.conversation(scope, 10).summary == "New."
+    store.delete_all(scope)

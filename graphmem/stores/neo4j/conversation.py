@@ -1,6 +1,7 @@
 """The Neo4j store's conversation-log statements: the messages an add appends, the log read and
-the rolling summary. The log is (:Conversation {scope, last_seq, summary, summary_through,
-summary_updated_at})-[:HAS_MESSAGE]->(:Message {scope, seq, add_id, role, content, timestamp}).
+the rolling summary. The log is (:Conversation {scope, last_seq})-[:HAS_MESSAGE]->(:Message {scope,
+seq, add_id, role, content, timestamp}); the summary is a node of its own, (:Summary {scope, text,
+through, updated_at}), so a summary being stored never holds the node an add locks to log messages.
 """
 
 from __future__ import annotations

@@ -52,6 +52,7 @@ SCHEMA = (
     "schema_import_key_unique",
     "schema_memory_turn_index",
     "schema_memory_time_index",
+    "schema_summary_scope_index",
 )
 
 #: The vector indexes setup() checks for the store's dimension.
