@@ -51,14 +51,14 @@ CALL (conversations) {
   SET c.summary = null, c.summary_through = 0, c.summary_updated_at = null
   RETURN count(*) AS legacy_summaries
 }
-CALL (conversations, legacy_summaries) {
-  MATCH (s:Summary)
+CALL (conversations) {
+  OPTIONAL MATCH (s:Summary)
   WHERE s.scope IN [c IN conversations | c.scope] AND s.text =~ $pattern
   DELETE s
-  RETURN legacy_summaries + count(*) AS summaries
+  RETURN count(s) AS stored_summaries
 }
 CALL (named) {
   FOREACH (e IN named | DETACH DELETE e)
   RETURN size(named) AS entities
 }
-RETURN memory_ids, entities, messages, summaries
+RETURN memory_ids, entities, messages, legacy_summaries + stored_summaries AS summaries
