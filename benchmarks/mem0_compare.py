@@ -18,7 +18,14 @@ memory (``MemoryGraph.add``: entities, relations, deletions; mem0's vector pipel
 ``Memory.search`` against ``MemoryGraph.search`` (LLM entity extraction, one embedding and one
 statement per entity, BM25 top-5).
 
+With ``--population N`` the database first receives N synthetic users (benchmarks/scale_data.py:
+100 entities, their relations and 20 memories each) for each engine, stored the way each stores them
+(graphmem through ``Neo4jStore.write_many``; mem0 in its default and its base_label node shapes,
+benchmarks/cypher/mem0_population.cypher, as mem0's own writes leave them), so every operation runs
+on a database of that size: mem0's default mode matches users' nodes without a label.
+
     python -m benchmarks.mem0_compare --setup --bolt-port 7631 --http-port 7431 --latency 0 0.4
+    python -m benchmarks.mem0_compare --population 1000 --latency 0 0.4
 """
 
 from __future__ import annotations
@@ -53,6 +60,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--users", type=int, default=3)
     p.add_argument("--steps", type=int, default=12, help="scripted messages per user (adds = users x steps)")
     p.add_argument("--latency", type=float, nargs="+", default=[0.0], help="LLM seconds per request, one run each")
+    p.add_argument("--population", type=int, default=0, help="synthetic users (100 entities each) per engine shape loaded first")
     p.add_argument("--neo4j-url", default=None)
     p.add_argument("--bolt-port", type=int, default=7691)
     p.add_argument("--http-port", type=int, default=7479)
@@ -64,6 +72,42 @@ def setup_venv() -> None:
     if not (VENV / "bin" / "python").exists():
         subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
     subprocess.run([str(VENV / "bin" / "pip"), "install", "-q", MEM0], check=True)
+
+
+def load_population(url: str, users: int) -> dict[str, Any]:
+    """``users`` synthetic users per engine shape (graphmem, mem0 default, mem0 base_label)."""
+    import neo4j
+
+    from benchmarks.scale_data import Spec, generate_user, writes
+    from graphmem.stores.neo4j import Neo4jStore
+
+    spec = Spec(users=users, entities_per_user=100, heavy_entities=0, seed=7, dims=DIMS)
+    text = (Path(__file__).resolve().parent / "cypher" / "mem0_population.cypher").read_text()
+    started = time.perf_counter()
+    store = Neo4jStore(url=url, embedding_dims=DIMS)
+    store.setup()
+    with neo4j.GraphDatabase.driver(url, auth=None) as driver:
+        for i in range(users):
+            graph_user = generate_user(spec, f"popg-{i}")  # the same data for every engine: index i
+            store.write_many(list(writes(graph_user, with_memories=True)))
+            for shape, base_label in (("popd", False), ("popb", True)):
+                u = generate_user(spec, f"{shape}-{i}")
+                row = {"user_id": u.user_id, "names": u.names, "types": u.types, "embeddings": u.vectors.tolist(),
+                       "relations": [{"s": a, "type": t, "d": b} for a, t, b in u.relations]}
+                driver.execute_query(text, {"users": [row], "base_label": base_label})
+            if (i + 1) % 100 == 0 or i + 1 == users:
+                print(f"  population: {i + 1}/{users} users per engine, {time.perf_counter() - started:.0f} s", file=sys.stderr)
+        records, _, _ = driver.execute_query("MATCH (n) RETURN count(n) AS nodes")
+    store.close()
+    return {"users_per_engine": users, "nodes": records[0]["nodes"], "load_s": round(time.perf_counter() - started, 1)}
+
+
+def drop_population(url: str) -> None:
+    import neo4j
+
+    with neo4j.GraphDatabase.driver(url, auth=None) as driver, driver.session() as session:
+        session.run("MATCH (n) WHERE n.user_id STARTS WITH 'pop' OR n.scope STARTS WITH 'pop' "
+                    "CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS").consume()
 
 
 def norm(text: str) -> str:
@@ -261,7 +305,10 @@ def main(argv: list[str] | None = None) -> int:
     private = None if args.neo4j_url else common.PrivateNeo4j(args.bolt_port, args.http_port, None)
     url = args.neo4j_url or private.uri
     hashing = HashingEmbedder(dims=DIMS)
-    runs = []
+    runs: list[dict[str, Any]] = []
+    population = load_population(url, args.population) if args.population else None
+    if population:
+        print(f"population: {population}")
     try:
         with tempfile.TemporaryDirectory(prefix="graphmem-mem0cmp-") as tmp:
             for latency in args.latency:
@@ -275,13 +322,15 @@ def main(argv: list[str] | None = None) -> int:
                 print_run(runs[-1])
         version = common.neo4j_server_version(url)
     finally:
+        if population and args.neo4j_url:
+            drop_population(url)
         if private is not None:
             private.stop()
     mem0_version = subprocess.run([str(VENV / "bin" / "python"), "-c", "import importlib.metadata as m; print(m.version('mem0ai'))"],
                                   capture_output=True, text=True).stdout.strip()
     path = common.write_result("mem0_compare", {
         "machine": common.machine_info(version), "versions": {**common.package_versions(), "mem0ai": mem0_version},
-        "commit": common.git_commit(), "parameters": {k: v for k, v in vars(args).items() if k != "out"}, "runs": runs}, args.out)
+        "commit": common.git_commit(), "parameters": {k: v for k, v in vars(args).items() if k != "out"}, "population": population, "runs": runs}, args.out)
     print(f"\nwritten {path}")
     return 0
 
