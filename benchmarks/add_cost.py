@@ -12,7 +12,7 @@ subtracted from any add). A first replay on a scope of its own warms caches and 
 not reported; ``--replays`` more are, each on a fresh scope, and the own time per add (wall minus
 LLM) is summarised as p50 / p95 over all of them.
 Beside it, an analytic model of Mem0ᵍ + Mem0's vector pipeline on the same extracted facts,
-entities and triples (counted, not run: Mem0 is not installed here).
+entities and triples (counted from its code paths, not run here; benchmarks/mem0_compare.py runs the real mem0).
 
     python -m benchmarks.add_cost --stores embedded neo4j
 """
