@@ -15,6 +15,7 @@ of the call).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 import threading
@@ -42,6 +43,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--batch-size", type=int, default=500)
     p.add_argument("--workers", type=int, default=None, help="lanes (default: config bulk.workers)")
     p.add_argument("--days", type=int, default=0, help="spread the items' timestamps over this many days")
+    p.add_argument("--server-pid", type=int, default=None,
+                   help="the local Neo4j's process id: its CPU seconds during the import are reported too")
     p.add_argument("--neo4j-url", default=None, help="use this Neo4j instead of starting a private one")
     p.add_argument("--bolt-port", type=int, default=7691)
     p.add_argument("--http-port", type=int, default=7478)
@@ -109,9 +112,12 @@ def run_one(kind: str, embedder_name: str, args: argparse.Namespace, workdir: Pa
     try:
         memory.add_many(items(args.batch_size, 2, f"warm-{run}"), infer=False, batch_size=args.batch_size, workers=args.workers)
         embedder.seconds = 0.0
-        started = time.perf_counter()
+        server_before = _process_cpu(args.server_pid) if kind == "neo4j" else None
+        started, cpu = time.perf_counter(), time.process_time()
         result = memory.add_many(data, infer=False, batch_size=args.batch_size, workers=args.workers)
-        seconds = time.perf_counter() - started
+        seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
+        server_after = _process_cpu(args.server_pid) if server_before is not None else None
+        server_cpu = None if server_before is None or server_after is None else server_after - server_before
         embed_seconds = embedder.seconds
         started = time.perf_counter()
         again = memory.add_many(data, infer=False, batch_size=args.batch_size, workers=args.workers)
@@ -129,7 +135,17 @@ def run_one(kind: str, embedder_name: str, args: argparse.Namespace, workdir: Pa
             "seconds": round(seconds, 2), "messages_per_second": round(result["messages"] / seconds, 1),
             "embedding_seconds": round(embed_seconds, 2),
             "messages_per_second_without_embedding": round(result["messages"] / max(seconds - embed_seconds, 1e-9), 1),
-            "resume_pass_seconds": round(resume_seconds, 2)}
+            "resume_pass_seconds": round(resume_seconds, 2),
+            "client_cpu_ms_per_1000_messages": round(1e6 * cpu / result["messages"]),
+            "server_cpu_ms_per_1000_messages": None if server_cpu is None else round(1e6 * server_cpu / result["messages"])}
+
+
+def _process_cpu(pid: int | None) -> float | None:
+    """User + system CPU seconds of a local process (Linux /proc), or None."""
+    if pid is None:
+        return None
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -140,9 +156,12 @@ def main(argv: list[str] | None = None) -> int:
             for name in args.embedders:
                 print(f"importing {args.messages:,} messages into {kind} with {name}", file=sys.stderr)
                 runs.append(run_one(kind, name, args, Path(tmp)))
-    print(common.table(["store", "embedder", "messages", "seconds", "msg/s", "embedding s", "msg/s w/o embedding", "resume pass s"],
+    print(common.table(["store", "embedder", "messages", "seconds", "msg/s", "embedding s", "msg/s w/o embedding", "resume pass s",
+                        "client CPU ms / 1k msg", "server CPU ms / 1k msg"],
                        [[r["store"], r["embedder"], r["messages"], r["seconds"], r["messages_per_second"], r["embedding_seconds"],
-                         r["messages_per_second_without_embedding"], r["resume_pass_seconds"]] for r in runs]))
+                         r["messages_per_second_without_embedding"], r["resume_pass_seconds"], r["client_cpu_ms_per_1000_messages"],
+                         r["server_cpu_ms_per_1000_messages"] if r["server_cpu_ms_per_1000_messages"] is not None else "-"]
+                        for r in runs]))
     server = common.neo4j_server_version(args.neo4j_url) if args.neo4j_url else None
     path = common.write_result("bulk_import", {"machine": common.machine_info(server), "versions": common.package_versions(),
                                                "parameters": {k: v for k, v in vars(args).items() if k != "out"}, "runs": runs},

@@ -7,8 +7,9 @@ number and the line's text, so running the same file again skips every line alre
 LOCOMO (a JSON list of samples with "conversation"): one add per turn, "Speaker: text", user_id =
 the sample id (or --user), timestamp = the session's date, key = sample id + dia_id.
 A line that is not valid JSON is reported as failed; the others are imported.
-Ctrl-C: the running batch (or add) finishes, then the import stops; a second Ctrl-C stops at once
-(an add is one transaction either way, so only whole adds are ever stored).
+Ctrl-C: the running batches (or adds) finish, no other starts, and the import stops; a second
+Ctrl-C stops reading at once (an add is one transaction either way, so only whole adds are ever
+stored, each scope a prefix of its adds).
 """
 
 from __future__ import annotations
@@ -42,7 +43,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--infer", action=argparse.BooleanOptionalAction, default=True,
                    help="extract with the LLM (--infer, default) or store messages verbatim (--no-infer)")
     p.add_argument("--batch-size", type=int, help="adds per transaction with --no-infer (default: config bulk.batch_size)")
-    p.add_argument("--workers", type=int, help="scopes imported at once with --infer (default: config bulk.workers)")
+    p.add_argument("--workers", type=int, help="scopes imported at once: --infer adds, or --no-infer lanes of batches "
+                                                "(default: config bulk.workers)")
     p.add_argument("--user", dest="locomo_user", help="LOCOMO: user id for every conversation (default: its sample_id)")
     p.add_argument("--progress", choices=["auto", "bar", "lines", "off"], default="auto",
                    help="auto: a bar on a terminal, nothing otherwise; lines: one line per update on stderr")

@@ -79,6 +79,8 @@ def to_utc(dt: datetime) -> datetime:
 
 def clean_text(text: str) -> str:
     """NFC-normalise, drop control characters (keeping newlines and tabs), trim."""
+    if text.isascii() and text.isprintable():  # the common case, already clean (a bulk import's hot path)
+        return text.strip()
     text = unicodedata.normalize("NFC", text)
     text = "".join(ch for ch in text if ch in "\n\t" or unicodedata.category(ch)[0] != "C")
     return text.strip()
