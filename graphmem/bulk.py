@@ -117,7 +117,7 @@ class BulkAdder:
         return {
             "added": self.counts.added,
             "skipped": self.counts.skipped,
-            "failed": [f.to_dict() for f in self.failures],
+            "failed": [f.to_dict() for f in sorted(self.failures, key=lambda f: f.index)],  # lanes finish in any order
             "messages": self.counts.messages,
             "seen": self.counts.seen,
             "stopped": self.stop.is_set(),
