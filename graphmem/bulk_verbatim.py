@@ -37,6 +37,7 @@ class VerbatimLanes:
         self.lanes = [ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"graphmem-bulk-{i}") for i in range(adder.workers)]
         self.pending: list[list[_Item]] = [[] for _ in self.lanes]
         self.running: list[deque[Future[None]]] = [deque() for _ in self.lanes]
+        self.aborted = False  # set on the way out of an exception: queued batches return at once
 
     def route(self, items: list[_Item]) -> None:
         for item in items:
@@ -48,6 +49,7 @@ class VerbatimLanes:
     def close(self, flush: bool) -> None:
         """Wait for every lane. ``flush``: the partial batches are written first, and a lane's error
         is raised; without it (an exception is on its way out) batches not started are dropped."""
+        self.aborted = not flush
         try:
             if flush and not self.adder.stop.is_set():
                 for lane in range(len(self.lanes)):
@@ -69,7 +71,7 @@ class VerbatimLanes:
         queue.append(self.lanes[lane].submit(self._write, batch))
 
     def _write(self, batch: list[_Item]) -> None:
-        if self.adder.stop.is_set():
+        if self.adder.stop.is_set() or self.aborted:
             return
         write_batch(self.adder, self.adder.fresh(batch))
         self.adder.report()
