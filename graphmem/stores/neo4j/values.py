@@ -104,7 +104,7 @@ class Vector(list[float]):
 
 
 def vector(values: Sequence[float]) -> Vector:
-    return Vector(float(v) for v in values)
+    return Vector(map(float, values))
 
 
 def lucene_escape(text: str) -> str:
