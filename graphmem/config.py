@@ -159,7 +159,7 @@ class LLMLimits(_Model):
 class BulkConfig(_Model):
     """Memory.add_many and `graphmem import` (README: Bulk import)."""
 
-    workers: int = Field(4, ge=1, le=64)  # scopes imported concurrently with infer=True
+    workers: int = Field(4, ge=1, le=64)  # scopes written concurrently: infer=True adds, or infer=False lanes of batches
     batch_size: int = Field(500, ge=1, le=20_000)  # infer=False adds per transaction (and per embedding call)
 
 
