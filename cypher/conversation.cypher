@@ -3,6 +3,7 @@
 // distinct adds logged the kept messages newer than the summary. No conversation: null and zeros.
 // The summary is the scope's (:Summary) node (set_summary.cypher); a summary an older graphmem kept
 // on the conversation node is read when there is none.
+// Times are returned as ISO text (toString): the driver hydrates DateTime values in pure Python.
 // Parameters: $scope, $limit, $now (retention: messages with expires_at <= $now are invisible)
 OPTIONAL MATCH (c:Conversation {scope: $scope})
 CALL () {
@@ -20,7 +21,7 @@ CALL () {
   WITH m
   ORDER BY m.seq DESC
   LIMIT $limit
-  RETURN collect(m {.seq, .add_id, .role, .content, .timestamp}) AS messages
+  RETURN collect(m {.seq, .add_id, .role, .content, timestamp: toString(m.timestamp)}) AS messages
 }
 CALL (through) {
   MATCH (m:Message)
@@ -29,5 +30,5 @@ CALL (through) {
 }
 RETURN CASE WHEN c IS NULL AND s IS NULL THEN null
             ELSE {last_seq: c.last_seq, summary: coalesce(s.text, c.summary), summary_through: through,
-                  summary_updated_at: coalesce(s.updated_at, c.summary_updated_at)} END AS conversation,
+                  summary_updated_at: toString(coalesce(s.updated_at, c.summary_updated_at))} END AS conversation,
        messages, adds_since_summary

@@ -23,6 +23,7 @@
 // "true /* relation filter */" and "true /* memory filter */" are replaced by the ids the scope
 // names beyond its owner (graphmem.filters.scoped): a user's run sees that run's relations and memories.
 //
+// Times are returned as ISO text (toString): the driver hydrates DateTime values in pure Python.
 // Parameters: $scope, $candidates (list of {canonical, embedding, mention}), $threshold, $base_k,
 //   $embeddings, $top_k, $entity_ids, $mention_limit, $scan_limit, $max_k,
 //   $now (retention: expires_at <= $now is invisible), the filters' (fr_0, ..., fm_0, ...)
@@ -75,7 +76,8 @@ CALL (entity_index) {
        CASE WHEN exact IS NOT NULL THEN 1.0 ELSE similar[0].cosine END AS score
   ORDER BY i
   RETURN collect({i: i, mention: candidate.mention, score: score,
-                  entity: n {.id, .name, .canonical, .entity_type, .mentions, .created_at, .updated_at}}) AS found
+                  entity: n {.id, .name, .canonical, .entity_type, .mentions,
+                                created_at: toString(n.created_at), updated_at: toString(n.updated_at)}}) AS found
 }
 CALL (found) {
   UNWIND [f IN found WHERE f.entity IS NOT NULL | f.entity.id] AS id
@@ -92,7 +94,9 @@ CALL (found) {
   WHERE r.scope = $scope AND r.invalid_at IS NULL AND r.expired_at IS NULL AND true /* relation filter */
   WITH s, r, d
   ORDER BY r.created_at, r.seq, r.id
-  RETURN collect({rel: r {.id, .valid_at, .invalid_at, .created_at, .updated_at, .expired_at, .mentions, .provenance},
+  RETURN collect({rel: r {.id, .mentions, .provenance, valid_at: toString(r.valid_at), invalid_at: toString(r.invalid_at),
+                          created_at: toString(r.created_at), updated_at: toString(r.updated_at),
+                          expired_at: toString(r.expired_at)},
                   relationship: type(r), source_id: s.id, source: s.name, destination_id: d.id,
                   destination: d.name}) AS relations
 }
@@ -138,8 +142,10 @@ CALL (memory_index) {
   }
   WITH i, m, cosine
   ORDER BY i, cosine DESC, m.created_at, m.seq, m.id
-  RETURN collect({i: i, cosine: cosine, memory: m {.id, .text, .hash, .user_id, .agent_id, .run_id, .metadata, .role,
-    .created_at, .updated_at, .said_at, .turn, .times, .deleted_at, .expires_at, .valid_at, .invalid_at,
+  RETURN collect({i: i, cosine: cosine, memory: m {.id, .text, .hash, .user_id, .agent_id, .run_id, .metadata, .role, .turn, .times,
+    created_at: toString(m.created_at), updated_at: toString(m.updated_at), said_at: toString(m.said_at),
+    deleted_at: toString(m.deleted_at), expires_at: toString(m.expires_at), valid_at: toString(m.valid_at),
+    invalid_at: toString(m.invalid_at),
     mentions: [(m)-[:MENTIONS]->(e:Entity) | e.id]}}) AS similar
 }
 CALL (found) {
@@ -156,8 +162,10 @@ CALL (mention_ids) {
   WITH DISTINCT m
   ORDER BY m.created_at DESC, m.seq DESC, m.id
   LIMIT $mention_limit
-  RETURN collect(m {.id, .text, .hash, .user_id, .agent_id, .run_id, .metadata, .role, .created_at, .updated_at,
-    .said_at, .turn, .times, .deleted_at, .expires_at, .valid_at, .invalid_at,
+  RETURN collect(m {.id, .text, .hash, .user_id, .agent_id, .run_id, .metadata, .role, .turn, .times,
+    created_at: toString(m.created_at), updated_at: toString(m.updated_at), said_at: toString(m.said_at),
+    deleted_at: toString(m.deleted_at), expires_at: toString(m.expires_at), valid_at: toString(m.valid_at),
+    invalid_at: toString(m.invalid_at),
     mentions: [(m)-[:MENTIONS]->(x:Entity) | x.id]}) AS mentioning
 }
 RETURN found AS matches, relations, similar, mentioning, mention_ids

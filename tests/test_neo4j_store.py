@@ -933,3 +933,29 @@ def test_a_summary_kept_on_the_conversation_node_by_an_older_version_is_still_re
     assert store.set_summary(scope, "New.", 1, T0) is True  # the first (:Summary) takes over
     assert store.conversation(scope, 10).summary == "New."
     store.delete_all(scope)
+
+
+def test_times_read_as_text_parse_to_the_same_utc_datetimes():
+    from graphmem.stores.neo4j.values import from_db_time
+
+    assert from_db_time("2024-01-01T00:00:00Z") == T0
+    assert from_db_time("2024-01-01T00:00:00.12Z") == T0.replace(microsecond=120000)
+    assert from_db_time("2024-01-01T00:00:00.123456789Z") == T0.replace(microsecond=123456)
+    assert from_db_time("2024-01-01T02:00:00+02:00") == T0
+    with pytest.raises(ValueError):
+        from_db_time("yesterday")
+
+
+@pytest.mark.neo4j
+def test_the_add_path_reads_times_as_written(store, scope):
+    """resolve.cypher and conversation.cypher return times as text; they read back exactly."""
+    at = T0.replace(microsecond=654321)
+    e = ent("Alice", axis(0))
+    write = GraphWrite("a1", scope, at, [e], [rel(e, "KNOWS", e)], messages=[LoggedMessage("user", "hi", at)])
+    write.memories = [MemoryWrite("ADD", "m-" + scope.key[-8:], "Alice is here", axis(0), None, "user", [e.id])]
+    store.write(write)
+    found = store.resolve(scope, [EntityCandidate("alice", axis(0), mention=True)], 0.7, [axis(0)], 5, 20)
+    assert found.matches[0].created_at == at and found.relations[0].created_at == at
+    assert found.similar[0][0].created_at == at and found.mentioning[0].valid_at == at
+    assert store.conversation(scope, 5).messages[0].timestamp == at
+    store.delete_all(scope)

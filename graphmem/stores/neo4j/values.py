@@ -81,9 +81,22 @@ def utc(value: datetime | None) -> datetime | None:
     return value.astimezone(timezone.utc)
 
 
+_DB_TIME = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?(Z|[+-]\d\d:\d\d)")
+
+
 def from_db_time(value: Any) -> datetime | None:
+    """A time read back: a driver DateTime, or the ISO text ``toString(datetime)`` gives. Statements
+    on the add path return their times as text: the driver hydrates each DateTime in pure Python
+    (~0.1 ms each; an add read ~65 of them)."""
     if value is None:
         return None
+    if isinstance(value, str):
+        match = _DB_TIME.fullmatch(value)
+        if match is None:
+            raise ValueError(f"not a time from the database: {value!r}")
+        zone = match.group(3)
+        fraction = (match.group(2) or "").ljust(6, "0")[:6]
+        return utc(datetime.fromisoformat(f"{match.group(1)}.{fraction}{'+00:00' if zone == 'Z' else zone}"))
     native = value.to_native() if hasattr(value, "to_native") else value
     return utc(native)
 
