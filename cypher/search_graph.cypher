@@ -107,7 +107,9 @@ WITH r, hops, path, startNode(r) AS s, endNode(r) AS d, vector, fulltext, seed
 WHERE true /* relation filter */
 WITH r, hops, path, s, d, vector, fulltext, seed,
      reduce(best = 0.0, score IN [vector, fulltext, seed] | CASE WHEN score > best THEN score ELSE best END) AS best
-RETURN r {.id, .valid_at, .invalid_at, .created_at, .updated_at, .expired_at, .mentions, .provenance} AS rel,
+// times as ISO text (toString): the driver hydrates DateTime values in pure Python
+RETURN r {.id, .mentions, .provenance, valid_at: toString(r.valid_at), invalid_at: toString(r.invalid_at),
+          created_at: toString(r.created_at), updated_at: toString(r.updated_at), expired_at: toString(r.expired_at)} AS rel,
        type(r) AS relationship, s.id AS source_id, s.name AS source, d.id AS destination_id, d.name AS destination,
        s.entity_type AS source_type, d.entity_type AS destination_type,
        [k IN keys(s) WHERE k STARTS WITH 'attr_' | [k, s[k]]] AS source_attrs,

@@ -86,6 +86,9 @@ WITH [m IN by_vector | {node: m, text: 0.0}]
 UNWIND range(0, size(candidates) - 1) AS i
 WITH candidates[i].node AS m, min(i) AS first, max(candidates[i].text) AS fulltext
 WITH m, first, fulltext, coalesce(2 * vector.similarity.cosine(m.embedding, $embedding) - 1, 0.0) AS vector
-RETURN m {.id, .text, .hash, .user_id, .agent_id, .run_id, .metadata, .role, .created_at, .updated_at, .said_at, .turn, .times,
-          .deleted_at, .valid_at, .invalid_at} AS memory, vector, fulltext
+// times as ISO text (toString): the driver hydrates DateTime values in pure Python
+RETURN m {.id, .text, .hash, .user_id, .agent_id, .run_id, .metadata, .role, .turn, .times,
+          created_at: toString(m.created_at), updated_at: toString(m.updated_at), said_at: toString(m.said_at),
+          deleted_at: toString(m.deleted_at), valid_at: toString(m.valid_at), invalid_at: toString(m.invalid_at)}
+       AS memory, vector, fulltext
 ORDER BY CASE WHEN fulltext > vector THEN fulltext ELSE vector END DESC, first
