@@ -258,11 +258,10 @@ def print_tables(runs: list[dict[str, Any]]) -> None:
 
 
 def own_time(adds: list[dict[str, Any]]) -> dict[str, Any]:
-    own = sorted(a["wall_minus_llm_ms"] for a in adds)
-    trips = sorted(a["round_trips"] for a in adds)
-    pick = lambda xs, q: xs[min(len(xs) - 1, int(q * len(xs)))]  # noqa: E731 - nearest rank
-    return {"adds": len(adds), "replays": len(adds) // len(SCRIPT), "p50": round(statistics.median(own), 1),
-            "p95": pick(own, 0.95), "max": own[-1], "round_trips_p50": statistics.median(trips)}
+    own = [a["wall_minus_llm_ms"] for a in adds]
+    pct = common.percentiles(own, (50, 95))
+    return {"adds": len(adds), "replays": len(adds) // len(SCRIPT), "p50": pct["p50"], "p95": pct["p95"], "max": max(own),
+            "round_trips_p50": statistics.median(a["round_trips"] for a in adds)}
 
 
 def main(argv: list[str] | None = None) -> int:

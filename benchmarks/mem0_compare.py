@@ -50,6 +50,7 @@ VENV = common.REPO_ROOT / ".bench" / "mem0-venv"
 WORKER = Path(__file__).resolve().parent / "mem0_worker.py"
 MEM0 = "mem0ai[graph]==1.0.11"
 DIMS = 384
+POPULATION_BATCH = 20  # synthetic users per loading transaction (2,000 entities)
 QUERIES = [("Where does {u} live?", [("{u}", "person")]), ("What pets does {u} have?", [("{u}", "person")]),
            ("Who is Ana?", [("Ana", "person")]), ("What sport does {u} play?", [("{u}", "person"), ("tennis", "sport")])]
 
@@ -87,19 +88,22 @@ def load_population(url: str, users: int) -> dict[str, Any]:
     store = Neo4jStore(url=url, embedding_dims=DIMS)
     store.setup()
     with neo4j.GraphDatabase.driver(url, auth=None) as driver:
-        for i in range(users):
-            graph_user = generate_user(spec, f"popg-{i}")  # the same data for every engine: index i
-            store.write_many(list(writes(graph_user, with_memories=True)))
+        for first in range(0, users, POPULATION_BATCH):  # one transaction per engine shape per batch of users
+            batch = range(first, min(users, first + POPULATION_BATCH))
+            # the same data for every engine: user index i
+            store.write_many([w for i in batch for w in writes(generate_user(spec, f"popg-{i}"), with_memories=True)])
             for shape, base_label in (("popd", False), ("popb", True)):
-                u = generate_user(spec, f"{shape}-{i}")
-                row = {"user_id": u.user_id, "names": u.names, "types": u.types, "embeddings": u.vectors.tolist(),
-                       "relations": [{"s": a, "type": t, "d": b} for a, t, b in u.relations]}
-                driver.execute_query(text, {"users": [row], "base_label": base_label})
-            if (i + 1) % 100 == 0 or i + 1 == users:
-                print(f"  population: {i + 1}/{users} users per engine, {time.perf_counter() - started:.0f} s", file=sys.stderr)
+                rows = [mem0_row(generate_user(spec, f"{shape}-{i}")) for i in batch]
+                driver.execute_query(text, {"users": rows, "base_label": base_label})
+            print(f"  population: {batch.stop}/{users} users per engine, {time.perf_counter() - started:.0f} s", file=sys.stderr)
         records, _, _ = driver.execute_query("MATCH (n) RETURN count(n) AS nodes")
     store.close()
     return {"users_per_engine": users, "nodes": records[0]["nodes"], "load_s": round(time.perf_counter() - started, 1)}
+
+
+def mem0_row(u: Any) -> dict[str, Any]:
+    return {"user_id": u.user_id, "names": u.names, "types": u.types, "embeddings": u.vectors.tolist(),
+            "relations": [{"s": a, "type": t, "d": b} for a, t, b in u.relations]}
 
 
 def drop_population(url: str) -> None:

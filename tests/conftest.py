@@ -50,6 +50,15 @@ def neo4j_uri() -> str:
     return uri
 
 
+@pytest.fixture(scope="module")
+def raw_driver(neo4j_uri):
+    """A plain Neo4j driver on the test server, for checks below graphmem's API."""
+    from neo4j import GraphDatabase
+
+    with GraphDatabase.driver(neo4j_uri, auth=None) as driver:
+        yield driver
+
+
 @pytest.fixture
 def server():
     """The scripted OpenAI-compatible LLM server (the only LLM test double)."""

@@ -59,3 +59,17 @@ def resolve_round_trips(store, parts: int = 3) -> int:
     on Neo4j; the embedded store's default runs its ``parts`` (entity match, relations around, memory
     candidates) one by one."""
     return 1 if type(store).__name__ == "Neo4jStore" else parts
+
+
+#: A graph answer with unusable items beside one good relation (I knows Kim): a non-string entity, an
+#: entity without a name, a bare string; a relation to an entity not extracted, one missing a field,
+#: a self loop. Tests of dropping check both what is kept and what is counted.
+MALFORMED_GRAPH = {
+    "extract_entities": {"entities": [{"entity": "Kim", "entity_type": "person"}, {"entity": 5}, {"type": "x"}, "junk"]},
+    "establish_relationships": {"relations": [
+        {"source": "I", "relationship": "knows", "destination": "Kim"},
+        {"source": "I", "relationship": "knows", "destination": "Ghost"},  # not extracted
+        {"source": "Kim", "relationship": "likes"},  # missing field
+        {"source": "I", "relationship": "is", "destination": "me"},  # self loop
+    ]},
+}

@@ -6,7 +6,7 @@ import uuid
 
 import pytest
 from conftest import TEST_DIMS
-from helpers import graph, make_memory, script, triples
+from helpers import MALFORMED_GRAPH, graph, make_memory, script, triples
 
 from graphmem import InvalidInputError, LLMResponseError, LLMUnavailableError, MissingScopeError
 from graphmem.types import MAX_NAME_CHARS, Scope
@@ -132,15 +132,7 @@ def test_a_failure_after_extraction_leaves_the_store_untouched(memory, server, u
 
 
 def test_unusable_items_are_dropped_and_the_rest_kept(memory, server, uid):
-    script(server, {
-        "extract_entities": {"entities": [{"entity": "Kim", "entity_type": "person"}, {"entity": 5}, {"type": "x"}, "junk"]},
-        "establish_relationships": {"relations": [
-            {"source": "I", "relationship": "knows", "destination": "Kim"},
-            {"source": "I", "relationship": "knows", "destination": "Ghost"},  # not extracted
-            {"source": "Kim", "relationship": "likes"},  # missing field
-            {"source": "I", "relationship": "is", "destination": "me"},  # self loop
-        ]},
-    })
+    script(server, MALFORMED_GRAPH)
     memory.add("I know Kim", user_id=uid)
     assert triples(memory.get_all(user_id=uid)) == {(uid, "KNOWS", "Kim")}
 

@@ -10,7 +10,6 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import pytest
-from neo4j import GraphDatabase
 
 from graphmem.stores.neo4j import Neo4jStore
 from graphmem.stores.neo4j.bulk_graph import creates_only
@@ -75,12 +74,6 @@ def dump(driver: Any, scope: Scope) -> dict[str, Any]:
     }
 
 
-@pytest.fixture(scope="module")
-def driver(neo4j_uri):
-    with GraphDatabase.driver(neo4j_uri, auth=None) as d:
-        yield d
-
-
 @pytest.fixture
 def store(neo4j_uri):
     with Neo4jStore(url=neo4j_uri, embedding_dims=TEST_DIMS, vector_plan=VectorPlan(partition_size=6)) as s:
@@ -118,7 +111,7 @@ def test_which_batches_qualify():
 
 
 @pytest.mark.neo4j
-def test_a_created_batch_equals_the_generic_writes(store, driver):
+def test_a_created_batch_equals_the_generic_writes(store, raw_driver):
     names = [f"name {i}" for i in range(14)]
     generic, bulk = new_scope(), new_scope()
     for w in writes(generic, names, 5, key=True):
@@ -127,7 +120,7 @@ def test_a_created_batch_equals_the_generic_writes(store, driver):
     assert creates_only(batch)
     trips = store.round_trips
     store.write_many(batch)
-    expected, got = dump(driver, generic), dump(driver, bulk)
+    expected, got = dump(raw_driver, generic), dump(raw_driver, bulk)
     # 14 entities, 4 + 4 + 3 memories, 3 import keys; 11 KNOWS, 8 LIKES, 2 OWNS, 22 MENTIONS
     assert (len(got["nodes"]), len(got["relations"])) == (28, 43)
     assert got == expected
@@ -137,7 +130,7 @@ def test_a_created_batch_equals_the_generic_writes(store, driver):
 
 
 @pytest.mark.neo4j
-def test_a_batch_naming_a_stored_entity_falls_back_to_the_generic_path(store, driver):
+def test_a_batch_naming_a_stored_entity_falls_back_to_the_generic_path(store, raw_driver):
     generic, bulk = new_scope(), new_scope()
     for scope in (generic, bulk):
         store.write(writes(scope, ["stored one", "stored two"], 2, tag="s")[0])
@@ -147,7 +140,7 @@ def test_a_batch_naming_a_stored_entity_falls_back_to_the_generic_path(store, dr
     batch = writes(bulk, names, 3, tag="f")
     assert creates_only(batch)  # it looks create-only: only the database knows "stored one"
     store.write_many(batch)
-    got = dump(driver, bulk)
-    assert got == dump(driver, generic)
+    got = dump(raw_driver, bulk)
+    assert got == dump(raw_driver, generic)
     entities = [n for labels, n in got["nodes"] if "Entity" in labels]
     assert len(entities) == 4 and sum("'mentions', 2" in n for n in entities) == 1

@@ -12,7 +12,6 @@ from helpers import graph, llm_config, lock_round_trips, resolve_round_trips, sc
 
 from graphmem import Memory
 from graphmem.embeddings import OnnxEmbedder
-from graphmem.testing import ScriptedLLMServer
 
 
 @pytest.fixture(scope="module")
@@ -23,9 +22,8 @@ def minilm():
 
 
 @pytest.fixture
-def llm():
-    with ScriptedLLMServer() as server:
-        yield server
+def llm(server):
+    return server
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import unicodedata
 
 import pytest
 from conftest import TEST_DIMS
-from helpers import graph, llm_config, make_memory, script
+from helpers import MALFORMED_GRAPH, graph, llm_config, make_memory, script
 
 from graphmem import InvalidInputError, Memory
 from graphmem.embeddings import HashingEmbedder
@@ -152,15 +152,7 @@ def embedded_memory(server, tmp_path):
 
 
 def test_malformed_model_items_are_counted_logged_and_returned(memory, server, uid, caplog):
-    script(server, {
-        "extract_entities": {"entities": [{"entity": "Kim", "entity_type": "person"}, {"entity": 5}, {"type": "x"}, "junk"]},
-        "establish_relationships": {"relations": [
-            {"source": "I", "relationship": "knows", "destination": "Kim"},
-            {"source": "I", "relationship": "knows", "destination": "Ghost"},  # not extracted
-            {"source": "Kim", "relationship": "likes"},  # missing field
-            {"source": "I", "relationship": "is", "destination": "me"},  # self loop
-        ]},
-    })
+    script(server, MALFORMED_GRAPH)
     server.enqueue("extract_facts", {"facts": ["Knows Kim", 7, ""]})
     with caplog.at_level("WARNING", logger="graphmem"):
         result = memory.add("I know Kim", user_id=uid)

@@ -110,11 +110,9 @@ class Neo4jStore(GraphStore):
         with self._count_lock:
             self.round_trips += 1
 
-    def _served(self, summary: neo4j.ResultSummary | None) -> None:
+    def _served(self, summary: neo4j.ResultSummary) -> None:
         """Add a statement's server-reported time (planning and execution, until its last record:
         ``result_available_after`` + ``result_consumed_after``; commits are not in it) to server_ms."""
-        if summary is None:  # a driver that reports none (tests' routing double)
-            return
         ms = (summary.result_available_after or 0) + (summary.result_consumed_after or 0)
         with self._count_lock:
             self.server_ms += ms

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
+from graphmem.errors import StoreError
 from graphmem.resources import load_cypher
 
 #: LIMIT value standing for "no limit" (Cypher's LIMIT does not take null).
@@ -92,8 +93,8 @@ def from_db_time(value: Any) -> datetime | None:
         return None
     if isinstance(value, str):
         match = _DB_TIME.fullmatch(value)
-        if match is None:
-            raise ValueError(f"not a time from the database: {value!r}")
+        if match is None:  # graphmem stores times as DateTime: this is not graphmem's data
+            raise StoreError(f"the database returned {value!r} where a time was expected")
         zone = match.group(3)
         fraction = (match.group(2) or "").ljust(6, "0")[:6]
         return utc(datetime.fromisoformat(f"{match.group(1)}.{fraction}{'+00:00' if zone == 'Z' else zone}"))
