@@ -58,11 +58,11 @@ CALL (scope_size, total, partition_index) {
   UNION ALL
   WITH * WHERE $fulltext_terms IS NOT NULL
   CALL db.index.fulltext.queryNodes(
-    'entity_name', 'name:(' + $fulltext_terms + ') AND scope:"' + $fulltext_scope + '"^0',
+    'text_fulltext', 'name:(' + $fulltext_terms + ') AND scope:"' + $fulltext_scope + '"^0',
     {limit: $fulltext_limit})
   YIELD node, score
   WITH node, score
-  WHERE node.scope = $scope
+  WHERE node:Entity AND node.scope = $scope
   WITH node, score
   ORDER BY score DESC, node.id
   LIMIT $top_k

@@ -67,10 +67,10 @@ WITH collect(m) AS by_vector
 CALL (by_vector) {
   WITH * WHERE $fulltext_terms IS NOT NULL
   CALL db.index.fulltext.queryNodes(
-    'memory_text', 'text:(' + $fulltext_terms + ') AND scope:"' + $fulltext_scope + '"^0', $fulltext_options)
+    'text_fulltext', 'text:(' + $fulltext_terms + ') AND scope:"' + $fulltext_scope + '"^0', $fulltext_options)
   YIELD node, score
   WITH node AS m, score
-  WHERE m.scope = $scope AND (m.expires_at IS NULL OR $now < m.expires_at)
+  WHERE m:Memory AND m.scope = $scope AND (m.expires_at IS NULL OR $now < m.expires_at)
     AND CASE WHEN $as_of IS NULL AND $known_at IS NULL THEN m.deleted_at IS NULL
              ELSE ($known_at IS NULL OR (m.created_at <= $known_at AND (m.deleted_at IS NULL OR $known_at < m.deleted_at)))
                AND ($as_of IS NULL OR (coalesce(m.valid_at, m.created_at) <= $as_of AND coalesce(

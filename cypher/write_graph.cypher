@@ -41,7 +41,9 @@
 //                       mentions: list of {id, canonical}, said_at, turn, times, time_from, time_to}),
 //   $messages (list of {offset, role, content, timestamp, expires_at}), $keep_messages,
 //   $idempotency_key (null, or a bulk import's key: an (:ImportKey) created with the add; one that
-//   exists already fails the uniqueness rule and rolls the add back)
+//   exists already fails the uniqueness rule and rolls the add back),
+//   $unlock (true when the add runs in the transaction that holds its scope's lock, scope_lock.cypher:
+//   the lock's node, created by that transaction, is deleted again so a commit never stores it)
 // expires_at (retention, may be null): from then on the memory / message is invisible to reads.
 // seq is the position in the add: with created_at it orders "oldest first" like insertion order.
 CALL () {
@@ -200,6 +202,12 @@ CALL () {
 CALL () {
   MATCH (n:Entity) WHERE n.scope = $scope
   RETURN count(n) AS scope_size
+}
+CALL () {
+  WITH $unlock AS unlock
+  WHERE unlock
+  MATCH (l:ScopeLock {scope: $scope})
+  DELETE l
 }
 OPTIONAL MATCH (partition:ScopePartition {scope: $scope})
 RETURN invalidated, entities, missing, memories, logged, scope_size, partition IS NOT NULL AS partitioned

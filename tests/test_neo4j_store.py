@@ -322,10 +322,12 @@ def test_setup_is_idempotent_and_creates_the_schema(store, raw_driver):
     records, _, _ = raw_driver.execute_query("SHOW INDEXES YIELD name, state RETURN name, state")
     indexes = {r["name"]: r["state"] for r in records}
     for name in (
-        "entity_embedding", "entity_name", "entity_scope", "entity_user_id", "entity_agent_id", "entity_run_id",
-        "memory_embedding", "memory_text", "memory_scope", "message_scope",
+        "entity_embedding", "text_fulltext", "entity_scope", "entity_user_id", "entity_agent_id", "entity_run_id",
+        "memory_embedding", "memory_scope", "message_scope",
     ):  # fmt: skip
         assert indexes.get(name) == "ONLINE", name
+    # the two fulltext indexes of earlier versions are replaced by text_fulltext (one Lucene refresh per commit)
+    assert "entity_name" not in indexes and "memory_text" not in indexes
     records, _, _ = raw_driver.execute_query("SHOW CONSTRAINTS YIELD name RETURN name")
     assert {
         "entity_scope_canonical_unique", "entity_id_unique", "memory_id_unique", "conversation_scope_unique",
@@ -958,3 +960,15 @@ def test_the_add_path_reads_times_as_written(store, scope):
     assert found.similar[0][0].created_at == at and found.mentioning[0].valid_at == at
     assert store.conversation(scope, 5).messages[0].timestamp == at
     store.delete_all(scope)
+
+
+@pytest.mark.neo4j
+def test_setup_replaces_the_fulltext_indexes_of_earlier_versions(store, raw_driver):
+    """A database set up by an earlier version has one fulltext index per label; setup() drops both
+    (every commit would keep refreshing them) and keyword search uses text_fulltext."""
+    raw_driver.execute_query("CREATE FULLTEXT INDEX entity_name IF NOT EXISTS FOR (n:Entity) ON EACH [n.name, n.scope]")
+    raw_driver.execute_query("CREATE FULLTEXT INDEX memory_text IF NOT EXISTS FOR (m:Memory) ON EACH [m.text, m.scope]")
+    store.setup()
+    records, _, _ = raw_driver.execute_query("SHOW INDEXES YIELD name, type WHERE type = 'FULLTEXT' RETURN name")
+    names = {r["name"] for r in records}
+    assert "text_fulltext" in names and not names & {"entity_name", "memory_text"}

@@ -109,6 +109,9 @@ class GraphStore(ABC):
     read_only: bool = False
     #: database round trips made so far (a transaction of several statements counts each statement)
     round_trips: int = 0
+    #: True when reads from several threads run in parallel (a database server): a search then runs its
+    #: memory and relation queries at once. False for a store that serialises them anyway.
+    concurrent_reads: bool = False
 
     @abstractmethod
     def setup(self) -> None:

@@ -39,11 +39,12 @@ SCHEMA = (
     "schema_entity_agent_id_index",
     "schema_entity_run_id_index",
     "schema_entity_embedding_vector_index",
-    "schema_entity_name_fulltext",
     "schema_memory_id_unique",
     "schema_memory_scope_index",
     "schema_memory_embedding_vector_index",
-    "schema_memory_text_fulltext",
+    "schema_text_fulltext",
+    "schema_drop_entity_name_fulltext",
+    "schema_drop_memory_text_fulltext",
     "schema_conversation_scope_unique",
     "schema_message_scope_index",
     "schema_scope_lock_unique",
@@ -108,7 +109,8 @@ def relations_around(scope: Scope, entity_ids: list[str]) -> Statement:
     return filtered("relations_around", {"scope": scope.key, "ids": list(entity_ids)}, scoped(scope, None, "relation"), "relation")
 
 
-def write_graph(write: GraphWrite) -> Statement:
+def write_graph(write: GraphWrite, unlock: bool = False) -> Statement:
+    """``unlock``: the statement runs in the transaction holding the scope's lock (scope_lock.cypher)."""
     canonical_of = {e.id: e.canonical for e in write.entities}
     return Statement(
         "write_graph",
@@ -151,6 +153,7 @@ def write_graph(write: GraphWrite) -> Statement:
             "messages": message_rows(write),
             "keep_messages": int(write.keep_messages),
             "idempotency_key": write.idempotency_key,
+            "unlock": unlock,
         },
     )
 

@@ -18,7 +18,7 @@ from typing import Literal, TypeVar
 
 import neo4j
 from neo4j import GraphDatabase, RoutingControl
-from neo4j.exceptions import ConfigurationError
+from neo4j.exceptions import ConfigurationError, TransientError
 
 from graphmem.errors import ConfigError, InvalidInputError, StoreError
 from graphmem.filters import Filter
@@ -49,6 +49,8 @@ class Neo4jStore(GraphStore):
     """Entities as ``(:Entity)`` nodes keyed by (scope, canonical); relations with their type as a
     real relationship type, bi-temporal properties and provenance; ``(:Memory)`` facts; a
     ``(:Conversation)`` log per scope. See cypher/ for every query."""
+
+    concurrent_reads = True  # each thread's statement gets a connection of the driver's pool
 
     def __init__(
         self,
@@ -81,6 +83,7 @@ class Neo4jStore(GraphStore):
         self.server_ms = 0.0
         self.driver_ms = 0.0
         self._count_lock = threading.Lock()
+        self._local = threading.local()  # .held: (scope key, transaction) while this thread holds a scope's lock
         self._owns_driver = driver is None
         if driver is None:
             auth = None if username is None else neo4j.basic_auth(username, password or "")
@@ -221,7 +224,12 @@ class Neo4jStore(GraphStore):
         for embedding in [c.embedding for c in candidates] + facts:
             self._check_dims(embedding)
         stmt = queries.resolve(scope, candidates, threshold, facts, top_k, entity_ids, mention_limit, self.vector_plan)
-        (row,) = self._query(stmt, read=True)
+        held = self._held_tx(scope)
+        if held is None:
+            (row,) = self._query(stmt, read=True)
+        else:  # an add under its scope's lock reads in the lock's transaction: no transaction of its own
+            with translated(self.url), self._driving():
+                (row,) = self._run(held, stmt)
         matches: list[Entity | None] = [None] * len(candidates)
         for hit in row["matches"]:
             if hit["entity"] is not None:
@@ -251,10 +259,12 @@ class Neo4jStore(GraphStore):
         for memory in write.memories:
             if memory.embedding is not None:
                 self._check_dims(memory.embedding)
-        stmt = queries.write_graph(write)  # raises InvalidInputError for a malformed item: nothing written
+        held = self._held_tx(write.scope)
+        # raises InvalidInputError for a malformed item: nothing written
+        stmt = queries.write_graph(write, unlock=held is not None)
         attributes = queries.set_entity_attributes(write)
 
-        def work(tx: neo4j.ManagedTransaction) -> neo4j.Record:
+        def work(tx: neo4j.ManagedTransaction | neo4j.Transaction) -> neo4j.Record:
             row = self._run(tx, stmt)[0]
             if row["missing"]:
                 # raising inside the transaction function rolls the whole add back
@@ -265,9 +275,33 @@ class Neo4jStore(GraphStore):
                 self._run(tx, attributes)
             return row
 
-        row = self._in_write_transaction(work)
+        row = self._in_write_transaction(work) if held is None else self._commit_held(held, write.scope, work)
         if row["scope_size"] > self.vector_plan.partition_size and not row["partitioned"]:
             self.partition_scope(write.scope)
+
+    def _commit_held(
+        self, tx: neo4j.Transaction, scope: Scope, work: Callable[[neo4j.ManagedTransaction | neo4j.Transaction], T]
+    ) -> T:
+        """An add's write in the transaction holding its scope's lock (it read there too), committed
+        now: one transaction per add. A transient failure (deadlock, lock timeout) rolls it back and
+        the write runs again in a managed transaction (retried by the driver) that takes the scope's
+        database lock first; the in-process lock is held throughout."""
+        with translated(self.url), self._driving():
+            try:
+                result = work(tx)
+                tx.commit()
+                return result
+            except TransientError:
+                log.info("the locked write of scope %s failed transiently; writing again in a managed transaction", scope.key)
+                if not tx.closed():
+                    tx.rollback()
+        lock = queries.scope_lock(scope)
+
+        def again(retry: neo4j.ManagedTransaction) -> T:
+            self._run(retry, lock)
+            return work(retry)
+
+        return self._in_write_transaction(again)
 
     def write_many(self, writes: list[GraphWrite]) -> None:
         """One transaction for the batch: verbatim adds as one UNWIND statement, others one
@@ -433,7 +467,7 @@ class Neo4jStore(GraphStore):
         transaction left open until the block ends, then rolled back; yields ``read``'s rows."""
         with super().scope_lock(scope):
             with translated(self.url), self._driving():
-                session = self._driver.session(database=self.database, notifications_min_severity=NOTIFICATIONS)
+                session = self._session()  # with the bookmark manager: later reads see a write committed here
                 try:
                     tx = session.begin_transaction()
                     self._run(tx, lock)
@@ -441,15 +475,27 @@ class Neo4jStore(GraphStore):
                 except BaseException:
                     session.close()
                     raise
+            outer = getattr(self._local, "held", None)
+            self._local.held = (scope.key, tx)
             try:
                 yield rows
             finally:
+                self._local.held = outer
                 try:
                     with self._driving():
-                        tx.rollback()
+                        if not tx.closed():  # committed by write (_commit_held), else nothing was written
+                            tx.rollback()
                         session.close()
                 except Exception:  # noqa: BLE001 - the lock ends with the transaction either way
                     log.warning("could not release the lock of scope %s cleanly", scope.key, exc_info=True)
+
+    def _held_tx(self, scope: Scope) -> neo4j.Transaction | None:
+        """The open transaction holding ``scope``'s lock in this thread (see _held), if any."""
+        held = getattr(self._local, "held", None)
+        if held is None or held[0] != scope.key or held[1].closed():
+            return None
+        tx: neo4j.Transaction = held[1]
+        return tx
 
     # --- retention and erasure (stores/lifecycle.py) -------------------------------------------------
 
