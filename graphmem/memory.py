@@ -8,6 +8,7 @@ import logging
 import math
 import threading
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import date, datetime
 from typing import Any, Literal, overload
@@ -43,6 +44,7 @@ from graphmem.types import (
     GraphWrite,
     MemoryItem,
     MemoryWrite,
+    Relation,
     Scope,
     canonical_name,
     new_id,
@@ -106,6 +108,8 @@ class Memory:
         )
         self._retention = Retention(self.config.retention, self.store, self.history_log)
         self._summarizer = Summarizer(self.store, SummaryStage(self.llm), self.config.context.summary_every, self.config.context.max_messages)
+        # a search's relation query, beside its memory query (store.concurrent_reads); shared by searches in flight
+        self._search_pool = ThreadPoolExecutor(max_workers=16, thread_name_prefix="graphmem-search")
 
     @property
     def _reads_log(self) -> bool:
@@ -336,11 +340,22 @@ class Memory:
         known = parse_time(known_at, field_name="known_at")
         embedding = self.embedder.embed_one(query)
         asked = parse_query(query, when or known or utcnow()) if chosen.weights.get("time") else None
-        memories = search_memories(self.store, scope, query, embedding, chosen, limit, flt, when, threshold, asked, known)
         wanted = RELATION_CANDIDATES if types.active else limit  # filtered before the cut
-        relations = search_relations(
-            self.store, scope, query, embedding, chosen, wanted, as_of=when, known_at=known, hops=hops, filters=flt
-        )
+
+        def find_relations() -> list[Relation]:
+            return search_relations(
+                self.store, scope, query, embedding, chosen, wanted, as_of=when, known_at=known, hops=hops, filters=flt
+            )
+
+        # the two halves are independent: on a database server they run at once (wall = the slower one)
+        pending = self._search_pool.submit(find_relations) if self.store.concurrent_reads else None
+        try:
+            memories = search_memories(self.store, scope, query, embedding, chosen, limit, flt, when, threshold, asked, known)
+        except BaseException:
+            if pending is not None:
+                pending.cancel()  # when still queued; a running one ends on its own, unread
+            raise
+        relations = pending.result() if pending is not None else find_relations()
         relations = types.apply(relations, limit)
         return {"results": [m.to_dict() for m in memories], "relations": [r.to_dict() for r in relations]}
 
@@ -484,6 +499,7 @@ class Memory:
         self._closed = True
         self._summarizer.close()
         self._add.close()
+        self._search_pool.shutdown(wait=True)
         self.store.close()
         self.history_log.close()
         # every public method, whoever added it, now fails clearly instead of deep in a driver

@@ -972,3 +972,59 @@ def test_setup_replaces_the_fulltext_indexes_of_earlier_versions(store, raw_driv
     records, _, _ = raw_driver.execute_query("SHOW INDEXES YIELD name, type WHERE type = 'FULLTEXT' RETURN name")
     names = {r["name"] for r in records}
     assert "text_fulltext" in names and not names & {"entity_name", "memory_text"}
+
+
+def _scope_locks(raw_driver, scope: Scope) -> int:
+    records, _, _ = raw_driver.execute_query("MATCH (l:ScopeLock) WHERE l.scope = $scope RETURN count(l) AS n", scope=scope.key)
+    return int(records[0]["n"])
+
+
+@pytest.mark.neo4j
+def test_an_add_reads_and_writes_in_its_lock_transaction_and_commits_there(store, raw_driver, scope):
+    """Under locked_conversation, resolve and write run in the lock's transaction: the write is
+    committed by write() (visible to others before the block ends), the lock's node it created is
+    never stored, and an add that writes nothing just ends the transaction."""
+    e = ent("Alice", axis(0))
+    with store.locked_conversation(scope, 10) as log:
+        assert log.last_seq == 0
+        assert store.resolve(scope, [EntityCandidate("alice", axis(0))], 0.7, [], 5, 20).matches == [None]
+        store.write(GraphWrite("a1", scope, T0, [e], messages=[LoggedMessage("user", "hi", T0)]))
+        assert [x.name for x in Neo4jStore(url=store.url, embedding_dims=TEST_DIMS).entities(scope)] == ["Alice"]
+        assert _scope_locks(raw_driver, scope) == 0
+    with store.locked_conversation(scope, 10) as log:  # the next add reads what the first committed
+        assert log.last_seq == 1
+        assert store.resolve(scope, [EntityCandidate("alice", axis(0))], 0.7, [], 5, 20).matches[0].name == "Alice"
+    assert _scope_locks(raw_driver, scope) == 0
+    with pytest.raises(InvalidInputError), store.locked_conversation(scope, 10):  # a refused write: nothing stored
+        store.write(GraphWrite("a2", scope, T0, [ent("Bob", axis(1))], [RelationWrite("nobody", "KNOWS", e.id, T0)]))
+    assert [x.name for x in store.entities(scope)] == ["Alice"] and _scope_locks(raw_driver, scope) == 0
+    store.delete_all(scope)
+
+
+@pytest.mark.neo4j
+def test_a_locked_write_that_fails_transiently_is_written_again_whole(store, raw_driver, scope, caplog, monkeypatch):
+    """A transient failure of the write in the lock's transaction (a deadlock or a lock timeout: the
+    server's own error, injected once here because a real deadlock picks its victim by timing) rolls
+    that transaction back; the add writes again in a managed transaction that takes the scope's lock
+    first: the write lands once, whole, and the lock's node is not stored."""
+    from neo4j.exceptions import TransientError
+
+    store.write(GraphWrite("a0", scope, T0, messages=[LoggedMessage("user", "first", T0)]))
+    real_run, failed = Neo4jStore._run, []
+
+    def failing_once(self, tx, stmt):
+        if stmt.name == "write_graph" and not failed:
+            failed.append(stmt.params["unlock"])
+            real_run(self, tx, stmt)  # really sent: the transaction holds its locks and changes
+            raise TransientError._hydrate_neo4j(code="Neo.TransientError.Transaction.DeadlockDetected", message="injected")
+        return real_run(self, tx, stmt)
+
+    monkeypatch.setattr(Neo4jStore, "_run", failing_once)
+    caplog.set_level(logging.INFO, logger="graphmem.stores.neo4j.store")
+    with store.locked_conversation(scope, 10):
+        store.write(GraphWrite("a1", scope, T0, [ent("Alice", axis(0))], messages=[LoggedMessage("user", "second", T0)]))
+    assert failed == [True] and "failed transiently" in caplog.text
+    log = store.conversation(scope, 10)
+    assert [m.content for m in log.messages] == ["first", "second"] and log.last_seq == 2
+    assert [x.name for x in store.entities(scope)] == ["Alice"] and _scope_locks(raw_driver, scope) == 0
+    store.delete_all(scope)
