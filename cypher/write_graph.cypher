@@ -105,10 +105,11 @@ CALL () {
   WITH x, s, coalesce(by_id, by_name) AS d
   CALL (x, s, d) {
     WITH * WHERE s IS NOT NULL AND d IS NOT NULL
-    OPTIONAL MATCH (s)-[current]->(d)
-    WHERE type(current) = x.type AND current.scope = $scope AND coalesce(current.ids, current.scope) = $ids
-      AND current.invalid_at IS NULL AND current.expired_at IS NULL
-    WITH x, s, d, head(collect(current)) AS current
+    // a pattern comprehension between the two bound endpoints: always an expand from s (an OPTIONAL
+    // MATCH here was planned as a scan of every relationship of the database, then a filter)
+    WITH x, s, d, head([(s)-[r]->(d)
+                        WHERE type(r) = x.type AND r.scope = $scope AND coalesce(r.ids, r.scope) = $ids
+                          AND r.invalid_at IS NULL AND r.expired_at IS NULL | r]) AS current
     CALL (current) {
       WITH * WHERE current IS NOT NULL
       SET current.mentions = current.mentions + 1, current.updated_at = $at,
