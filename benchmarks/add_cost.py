@@ -15,6 +15,7 @@ Beside it, an analytic model of Mem0ᵍ + Mem0's vector pipeline on the same ext
 entities and triples (counted from its code paths, not run here; benchmarks/mem0_compare.py runs the real mem0).
 
     python -m benchmarks.add_cost --stores embedded neo4j
+    python -m benchmarks.add_cost --stores neo4j --population 1000   # on a database holding 1,000 other users
 """
 
 from __future__ import annotations
@@ -50,6 +51,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--bolt-port", type=int, default=7690)
     p.add_argument("--http-port", type=int, default=7477)
     p.add_argument("--replays", type=int, default=3, help="measured replays of the conversation (after one warm-up)")
+    p.add_argument("--population", type=int, default=0,
+                   help="synthetic users (100 entities, their relations, 20 memories each) loaded into the Neo4j store "
+                        "first and removed after, so the adds run on a database of that size")
     p.add_argument("--no-context", action="store_true", help="context.recent_messages = summary_every = 0 (prompt tokens without conversation context)")
     p.add_argument("--out", default=None)
     return p.parse_args(argv)
@@ -170,6 +174,15 @@ def open_store(kind: str, args: argparse.Namespace, dims: int, workdir: Path) ->
 def run_store(kind: str, args: argparse.Namespace, enc: Any, workdir: Path) -> dict[str, Any]:
     embedder = common.load_minilm(args.model_dir) if args.embedder == "minilm" else HashingEmbedder(dims=384)
     store, server_version, private = open_store(kind, args, embedder.dims, workdir)
+    population = None
+    if kind == "neo4j" and args.population:
+        # On a nearly empty database each replay's entities (created, then deleted) swing the counts the
+        # planner keeps by 10% and more: Neo4j re-plans the add's statements (0.5-1 s each) every 10 s.
+        # A population makes a replay a small part of the database, as in a store serving many users.
+        from benchmarks.mem0_compare import load_population
+
+        population = load_population(store.url, args.population, ("graphmem",))
+        print(f"population: {population}", file=sys.stderr)
     model = ScriptedModel()
     with ScriptedLLMServer() as server:
         server.set_handler(model)
@@ -187,9 +200,14 @@ def run_store(kind: str, args: argparse.Namespace, enc: Any, workdir: Path) -> d
                 adds += replay(memory, server, model, clock, embedder, f"{USER}-{r}-{int(time.time())}", enc)
         finally:
             memory.close()
+            if population is not None:
+                from benchmarks.mem0_compare import drop_population
+
+                drop_population(store.url)
             if private is not None:
                 private.stop()
-    return {"store": kind, "neo4j_server": server_version, "embedder": embedder.name, "adds": adds, "own_time": own_time(adds)}
+    return {"store": kind, "neo4j_server": server_version, "embedder": embedder.name, "population": population, "adds": adds,
+            "own_time": own_time(adds)}
 
 
 def replay(memory: Memory, server: ScriptedLLMServer, model: ScriptedModel, clock: LLMClock, embedder: Any,

@@ -26,6 +26,8 @@ on a database of that size: mem0's default mode matches users' nodes without a l
 
     python -m benchmarks.mem0_compare --setup --bolt-port 7631 --http-port 7431 --latency 0 0.4
     python -m benchmarks.mem0_compare --population 1000 --latency 0 0.4
+    # mem0 beside search_scale's 1,010,000 graphmem entities: 10,000 users x 100 entities per mem0 shape
+    python -m benchmarks.mem0_compare --neo4j-url bolt://127.0.0.1:7702 --population 10000 --population-engines mem0 --latency 0 0.4
 """
 
 from __future__ import annotations
@@ -62,6 +64,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--steps", type=int, default=12, help="scripted messages per user (adds = users x steps)")
     p.add_argument("--latency", type=float, nargs="+", default=[0.0], help="LLM seconds per request, one run each")
     p.add_argument("--population", type=int, default=0, help="synthetic users (100 entities each) per engine shape loaded first")
+    p.add_argument("--population-engines", nargs="+", default=["graphmem", "mem0"], choices=["graphmem", "mem0"],
+                   help="whose shapes the population is loaded in (graphmem only on a database that holds graphmem's "
+                        "users already, e.g. search_scale's)")
+    p.add_argument("--keep-population", action="store_true", help="leave the population in --neo4j-url after the run")
     p.add_argument("--neo4j-url", default=None)
     p.add_argument("--bolt-port", type=int, default=7691)
     p.add_argument("--http-port", type=int, default=7479)
@@ -75,8 +81,8 @@ def setup_venv() -> None:
     subprocess.run([str(VENV / "bin" / "pip"), "install", "-q", MEM0], check=True)
 
 
-def load_population(url: str, users: int) -> dict[str, Any]:
-    """``users`` synthetic users per engine shape (graphmem, mem0 default, mem0 base_label)."""
+def load_population(url: str, users: int, engines: tuple[str, ...] = ("graphmem", "mem0")) -> dict[str, Any]:
+    """``users`` synthetic users per engine shape (graphmem, mem0 default, mem0 base_label) of ``engines``."""
     import neo4j
 
     from benchmarks.scale_data import Spec, generate_user, writes
@@ -91,14 +97,16 @@ def load_population(url: str, users: int) -> dict[str, Any]:
         for first in range(0, users, POPULATION_BATCH):  # one transaction per engine shape per batch of users
             batch = range(first, min(users, first + POPULATION_BATCH))
             # the same data for every engine: user index i
-            store.write_many([w for i in batch for w in writes(generate_user(spec, f"popg-{i}"), with_memories=True)])
-            for shape, base_label in (("popd", False), ("popb", True)):
+            if "graphmem" in engines:
+                store.write_many([w for i in batch for w in writes(generate_user(spec, f"popg-{i}"), with_memories=True)])
+            for shape, base_label in (("popd", False), ("popb", True)) if "mem0" in engines else ():
                 rows = [mem0_row(generate_user(spec, f"{shape}-{i}")) for i in batch]
                 driver.execute_query(text, {"users": rows, "base_label": base_label})
             print(f"  population: {batch.stop}/{users} users per engine, {time.perf_counter() - started:.0f} s", file=sys.stderr)
         records, _, _ = driver.execute_query("MATCH (n) RETURN count(n) AS nodes")
     store.close()
-    return {"users_per_engine": users, "nodes": records[0]["nodes"], "load_s": round(time.perf_counter() - started, 1)}
+    return {"users_per_engine": users, "engines": list(engines), "nodes": records[0]["nodes"],
+            "load_s": round(time.perf_counter() - started, 1)}
 
 
 def mem0_row(u: Any) -> dict[str, Any]:
@@ -310,7 +318,7 @@ def main(argv: list[str] | None = None) -> int:
     url = args.neo4j_url or private.uri
     hashing = HashingEmbedder(dims=DIMS)
     runs: list[dict[str, Any]] = []
-    population = load_population(url, args.population) if args.population else None
+    population = load_population(url, args.population, tuple(args.population_engines)) if args.population else None
     if population:
         print(f"population: {population}")
     try:
@@ -326,7 +334,7 @@ def main(argv: list[str] | None = None) -> int:
                 print_run(runs[-1])
         version = common.neo4j_server_version(url)
     finally:
-        if population and args.neo4j_url:
+        if population and args.neo4j_url and not args.keep_population:
             drop_population(url)
         if private is not None:
             private.stop()
