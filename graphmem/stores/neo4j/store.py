@@ -1,8 +1,9 @@
 """The production graph store: Neo4j 5.26+ over Bolt, single server or cluster / Aura.
 
 Every statement comes from cypher/ (see queries.py, memories.py, conversation.py); this module only
-runs them. Reads go through ``execute_query`` routed to readers, an add runs as one statement in one
-managed write transaction, and every driver exception is translated into graphmem's errors at this
+runs them. Reads go through ``execute_query`` routed to readers; an add runs in one transaction, the
+one that holds its scope's lock (its log read, its resolve, its write_graph, then the commit: see
+_held and _commit_held); every driver exception is translated into graphmem's errors at this
 boundary (translate.py).
 """
 
@@ -453,7 +454,8 @@ class Neo4jStore(GraphStore):
     def locked_conversation(self, scope: Scope, limit: int | None) -> Iterator[Conversation]:
         """scope_lock, and the conversation read in the lock's transaction: no transaction of its own.
         A statement of its own: in one statement with the lock's MERGE, its lookup of the scope's
-        (:Conversation) would be a locking unique-index seek, and the add's write would wait on it."""
+        (:Conversation) would become a locking unique-index seek, held through the add's LLM calls
+        (a verbatim add creating that conversation meanwhile would wait for them)."""
         if limit is None:
             with self.scope_lock(scope):
                 yield Conversation()
@@ -464,7 +466,9 @@ class Neo4jStore(GraphStore):
     @contextmanager
     def _held(self, scope: Scope, lock: Statement, read: Statement | None = None) -> Iterator[list[neo4j.Record]]:
         """The in-process lock, then ``lock`` (it takes the database lock) and ``read`` in a
-        transaction left open until the block ends, then rolled back; yields ``read``'s rows."""
+        transaction left open until the block ends; yields ``read``'s rows. Meanwhile resolve and
+        write of ``scope`` in this thread run in it (_held_tx), and write commits it; a block that
+        wrote nothing rolls it back."""
         with super().scope_lock(scope):
             with translated(self.url), self._driving():
                 session = self._session()  # with the bookmark manager: later reads see a write committed here
