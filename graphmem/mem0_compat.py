@@ -29,6 +29,7 @@ _IGNORED_LLM = (
     "top_p", "top_k", "enable_vision", "vision_details", "http_client_proxies", "site_url", "app_name",
     "models", "route", "response_format", "reasoning_effort", "azure_kwargs", "store",
 )  # fmt: skip
+_EMBEDDER_BASE_URL_ALIASES = ("openai_base_url", "ollama_base_url", "lmstudio_base_url")
 _IGNORED_EMBEDDER = ("model_kwargs", "http_client_proxies", "memory_add_embedding_type", "memory_search_embedding_type")
 GRAPH_PROVIDERS = ("embedded", "neo4j")
 _warned: set[str] = set()
@@ -80,7 +81,7 @@ def _embedder(section: dict[str, Any]) -> dict[str, Any]:
     section, config = _section_config(section)
     if not config:
         return section
-    _take_base_url(config, ("openai_base_url", "ollama_base_url", "lmstudio_base_url"))
+    _take_base_url(config, _EMBEDDER_BASE_URL_ALIASES)
     for key in _IGNORED_EMBEDDER:
         if key in config:
             config.pop(key)

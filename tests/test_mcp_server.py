@@ -125,13 +125,13 @@ def test_http_server_with_scope_per_call(request, tmp_path, llm, store):
         asyncio.run(main())
 
 
-def test_readme_snippet_registers_a_valid_command():
+def test_documented_snippet_registers_a_valid_command():
     from pathlib import Path
 
     from graphmem.cli import build_parser
 
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
-    block = next(b for b in readme.split("```json")[1:] if "mcpServers" in b).split("```")[0]
+    page = (Path(__file__).resolve().parent.parent / "docs" / "servers.md").read_text(encoding="utf-8")
+    block = next(b for b in page.split("```json")[1:] if "mcpServers" in b).split("```")[0]
     server = json.loads(block)["mcpServers"]["graphmem"]
     assert server["command"] == "graphmem"
     ns = build_parser().parse_args(server["args"])
