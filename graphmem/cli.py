@@ -10,7 +10,8 @@
     graphmem delete-all --user alice --yes
     graphmem demo
     graphmem browse --user alice [--query history] [--open]
-    graphmem export --user alice --format graphml|json|cypher [--output FILE]
+    graphmem export --user alice --format graphml|json|cypher [--output FILE] [--as-user bob]
+    graphmem load alice.json [--as-user bob]                      # a JSON export into the configured store
     graphmem serve --keys keys.json [--port 8000]
     graphmem mcp --user alice [--http --port 8765]
     graphmem purge | forget --user alice [--entity NAME] --yes     # retention and erasure
@@ -68,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_lifecycle(sub)
     _add_import(sub)
     _add_import_mem0(sub)
+    _add_load(sub)
     return parser
 
 
@@ -235,12 +237,18 @@ def _add_browse_and_export(sub: Any) -> None:
     p.add_argument("--format", required=True, choices=EXPORT_FORMATS, help="output format")
     p.add_argument("--output", type=Path, help="file to write (default stdout)")
     p.add_argument("--include-invalidated", action="store_true", help="include retired relations (history)")
-    g = p.add_argument_group("cypher format: load as another scope (fresh ids)")
+    g = p.add_argument_group("write the copy as another scope (its own node renamed, fresh ids)")
     g.add_argument("--as-user", help="user id to write instead")
     g.add_argument("--as-agent", help="agent id to write instead")
     g.add_argument("--as-run", help="run id to write instead")
     _scope_args(p)
     p.add_argument("--config", type=Path, help="JSON config file (default: $GRAPHMEM_CONFIG)")
+
+
+def _add_load(sub: Any) -> None:
+    from graphmem.export_load import add_parser
+
+    add_parser(sub)
 
 
 def _add_import(sub: Any) -> None:
@@ -299,6 +307,8 @@ def _print_relations(result: Mapping[str, Any], as_json: bool) -> None:
     if as_json:
         print(json.dumps(result, indent=2, ensure_ascii=False))
         return
+    if "results" in result and not result["results"]:
+        print("(no memories)")
     for m in result.get("results", []):
         extra = f"  score={m['score']:.4f}" if "score" in m else ""
         event = f"{m['event']:<10} " if "event" in m else ""
@@ -338,6 +348,10 @@ def main(argv: list[str] | None = None) -> int:
             return run_lifecycle(ns, load_config(ns.config))
         if ns.command == "import":
             return _run_import(ns)
+        if ns.command == "load":
+            from graphmem.export_load import run as run_load
+
+            return run_load(ns, load_config(ns.config))
         if ns.command == "import-mem0":
             from graphmem.mem0_import import run
 

@@ -1,10 +1,14 @@
-"""Export one scope's graph from either store: GraphML (Gephi, yEd, networkx), JSON, or a Cypher
-script that loads it into another Neo4j.
+"""Export one scope's graph and memory facts from either store: GraphML (Gephi, yEd, networkx),
+JSON (which ``graphmem load`` reads back into any store), or a Cypher script that loads it into
+another Neo4j.
 
     graphmem export --user alice --format graphml --output alice.graphml
     graphmem export --user alice --format cypher --include-invalidated > alice.cypher
 
-Built on the store contract's ``entities(scope)`` and ``get_all(scope)`` only, so it reads the
+``--as-user`` (and --as-agent/--as-run) writes the copy as another scope: the scope's own node takes
+the new user's name, ids are fresh (deterministic), memories carry the new ids.
+
+Built on the store contract's ``entities``, ``get_all`` and ``list_memories`` only, so it reads the
 embedded store and Neo4j alike, without an LLM or an embedder. Embeddings are not exported (they
 belong to one embedder). The Cypher script is the one place where graphmem writes values into
 Cypher text; every literal comes from :mod:`graphmem.browser.literals`.
@@ -15,7 +19,7 @@ from __future__ import annotations
 import io
 import json
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import networkx as nx
@@ -28,7 +32,7 @@ from graphmem.factory import build_store
 from graphmem.ontology import ATTRIBUTE_NAME, property_names
 from graphmem.resources import load_cypher
 from graphmem.stores.base import GraphStore
-from graphmem.types import Entity, Relation, Scope, iso, sanitize_relation_type, utcnow
+from graphmem.types import Entity, MemoryItem, Relation, Scope, canonical_name, iso, sanitize_relation_type, utcnow
 
 FORMATS = ("graphml", "json", "cypher")
 #: The Neo4j store's uniqueness rules; an exported script creates them (IF NOT EXISTS) first.
@@ -40,21 +44,48 @@ _ID_NAMESPACE = uuid.UUID("5a0d7d3e-4f55-4a55-9a3c-6772617068ee")
 
 @dataclass
 class ScopeGraph:
-    """One scope's entities and relations, as the store returned them."""
+    """One scope's entities, relations and memory facts, as the store returned them."""
 
     scope: Scope
     entities: list[Entity]
     relations: list[Relation]
     include_invalidated: bool = False
+    memories: list[MemoryItem] = field(default_factory=list)
 
     @property
     def is_empty(self) -> bool:
-        return not self.entities
+        return not self.entities and not self.memories
 
 
 def read_graph(store: GraphStore, scope: Scope, include_invalidated: bool = False) -> ScopeGraph:
     return ScopeGraph(scope, store.entities(scope), store.get_all(scope, include_invalidated=include_invalidated),
-                      include_invalidated)
+                      include_invalidated, store.list_memories(scope))
+
+
+def retarget(graph: ScopeGraph, target: Scope) -> ScopeGraph:
+    """The graph as ``target``'s: the scope's own node renamed to the target's self name (so "I" of the
+    copy is that node and the next add finds it), fresh deterministic ids, memories in the target scope."""
+    if target == graph.scope:
+        return graph
+    old_self, new_self = canonical_name(graph.scope.self_name), target.self_name
+
+    def new_id(old: str) -> str:
+        return str(uuid.uuid5(_ID_NAMESPACE, f"{target.key}\x00{old}"))
+
+    names = {}
+    entities = []
+    for e in graph.entities:
+        own = e.canonical == old_self
+        renamed = replace(e, id=new_id(e.id), name=new_self if own else e.name,
+                          canonical=canonical_name(new_self) if own else e.canonical)
+        names[e.id] = renamed.name
+        entities.append(renamed)
+    relations = [replace(r, id=new_id(r.id), source_id=new_id(r.source_id), destination_id=new_id(r.destination_id),
+                         source=names.get(r.source_id, r.source), destination=names.get(r.destination_id, r.destination))
+                 for r in graph.relations]
+    memories = [replace(m, id=new_id(m.id), user_id=target.user_id, agent_id=target.agent_id, run_id=target.run_id)
+                for m in graph.memories]
+    return ScopeGraph(target, entities, relations, graph.include_invalidated, memories)
 
 
 # --- opening a store without an LLM or an embedder -----------------------------------------------
@@ -121,6 +152,12 @@ def _relation_row(relation: Relation) -> dict[str, Any]:
     return row
 
 
+def _memory_row(item: MemoryItem) -> dict[str, Any]:
+    row: dict[str, Any] = dict(item.to_dict())
+    row.update(expires_at=iso(item.expires_at), said_at=iso(item.said_at))
+    return {k: v for k, v in row.items() if v is not None}
+
+
 def to_json(graph: ScopeGraph) -> str:
     doc = {
         "graphmem_export": 1,
@@ -129,6 +166,7 @@ def to_json(graph: ScopeGraph) -> str:
         "include_invalidated": graph.include_invalidated,
         "entities": [_entity_row(e) for e in graph.entities],
         "relations": [_relation_row(r) for r in graph.relations],
+        "memories": [_memory_row(m) for m in graph.memories],
     }
     return json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
 
@@ -156,6 +194,11 @@ def to_networkx(graph: ScopeGraph) -> nx.MultiDiGraph:
             "valid_at": iso(r.valid_at), "invalid_at": iso(r.invalid_at), "created_at": iso(r.created_at),
             "expired_at": iso(r.expired_at), "mentions": r.mentions, "provenance": " ".join(r.provenance) or None,
         }))
+    for m in graph.memories:  # memory facts as nodes of their own kind (no edges: GraphML tools list them)
+        g.add_node(m.id, **_present({"kind": "memory", "label": m.text, "memory": m.text, "hash": m.hash,
+                                      "metadata": json.dumps(m.metadata, ensure_ascii=False), "role": m.role,
+                                      "created_at": iso(m.created_at), "updated_at": iso(m.updated_at),
+                                      "valid_at": iso(m.valid_at), "expires_at": iso(m.expires_at)}))
     return g
 
 
@@ -176,18 +219,16 @@ def _schema_statements() -> list[str]:
 def to_cypher(graph: ScopeGraph, target: Scope | None = None) -> str:
     """A script of CREATE statements that loads the graph into a Neo4j 5.26+ database.
 
-    ``target`` writes it as another scope's graph, with fresh (deterministic) ids, e.g. to copy a
-    user's graph within one database. User text never goes into comments: only into literals.
+    ``target`` writes it as another scope's graph (:func:`retarget`), e.g. to copy a user's graph
+    within one database. Memories carry no embedding (it belongs to one embedder): the text index
+    finds them; ``graphmem load`` of a JSON export re-embeds. User text never goes into comments.
     """
-    scope = target or graph.scope
-    remap = scope != graph.scope
-
-    def new_id(old: str) -> str:
-        return str(uuid.uuid5(_ID_NAMESPACE, f"{scope.key}\x00{old}")) if remap else old
-
+    graph = retarget(graph, target) if target is not None else graph
+    scope = graph.scope
     kind = "current and invalidated" if graph.include_invalidated else "current only"
     lines = [
-        f"// graphmem export: {len(graph.entities)} entities, {len(graph.relations)} relations ({kind}), {iso(utcnow())}",
+        f"// graphmem export: {len(graph.entities)} entities, {len(graph.relations)} relations ({kind}), "
+        f"{len(graph.memories)} memories, {iso(utcnow())}",
         "// Load once into a Neo4j 5.26+ database: cypher-shell -f FILE (or paste into Neo4j Browser).",
         "// The scope is in each node's scope, user_id, agent_id and run_id properties.",
         *_schema_statements(),
@@ -195,38 +236,48 @@ def to_cypher(graph: ScopeGraph, target: Scope | None = None) -> str:
     scope_props = {"scope": scope.key, **scope.properties()}
     for e in graph.entities:
         labels = ["Entity"] + [label for label in [type_label(e.entity_type)] if label]
-        props: dict[str, Any] = {"id": new_id(e.id), "name": e.name, "canonical": e.canonical, "entity_type": e.entity_type,
+        props: dict[str, Any] = {"id": e.id, "name": e.name, "canonical": e.canonical, "entity_type": e.entity_type,
                  "mentions": e.mentions, "created_at": e.created_at, "updated_at": e.updated_at, **scope_props,
                  **attribute_properties(e.attributes)}
         lines.append(f"CREATE (:{':'.join(cypher_identifier(label) for label in labels)} {cypher_map(props)});")
     for r in graph.relations:
         rel_type = cypher_identifier(sanitize_relation_type(r.relationship))
-        props = {"id": new_id(r.id), "valid_at": r.valid_at, "invalid_at": r.invalid_at, "created_at": r.created_at,
+        props = {"id": r.id, "valid_at": r.valid_at, "invalid_at": r.invalid_at, "created_at": r.created_at,
                  "expired_at": r.expired_at, "mentions": r.mentions, "provenance": list(r.provenance),
                  "ids": scope.full_key, **scope_props}  # relations carry the scope's ids: reads narrow on them
         lines.append(
-            f"MATCH (s:Entity {cypher_map({'id': new_id(r.source_id)})}) "
-            f"MATCH (d:Entity {cypher_map({'id': new_id(r.destination_id)})}) "
+            f"MATCH (s:Entity {cypher_map({'id': r.source_id})}) "
+            f"MATCH (d:Entity {cypher_map({'id': r.destination_id})}) "
             f"CREATE (s)-[:{rel_type} {cypher_map(props)}]->(d);"
         )
+    lines += [f"CREATE (:Memory {cypher_map(_memory_properties(m, scope_props))});" for m in graph.memories]
     return "\n".join(lines) + "\n"
 
 
+def _memory_properties(m: MemoryItem, scope_props: dict[str, Any]) -> dict[str, Any]:
+    """The properties the Neo4j store gives a memory (its metadata as JSON plus ``meta.<key>`` scalars)."""
+    from graphmem.stores.neo4j.memories import meta_properties, metadata_json
+
+    metadata = metadata_json(m.metadata or {})
+    return {"id": m.id, "text": m.text, "hash": m.hash, "metadata": metadata, **meta_properties(metadata), "role": m.role,
+            "created_at": m.created_at, "updated_at": m.updated_at, "valid_at": m.valid_at or m.created_at,
+            "said_at": m.said_at, "expires_at": m.expires_at, **scope_props}
+
+
 def render(graph: ScopeGraph, fmt: str, target: Scope | None = None) -> str:
+    if fmt == "cypher":
+        return to_cypher(graph, target)
+    graph = retarget(graph, target) if target is not None else graph
     if fmt == "graphml":
         return to_graphml(graph)
     if fmt == "json":
         return to_json(graph)
-    if fmt == "cypher":
-        return to_cypher(graph, target)
     raise InvalidInputError(f"unknown export format {fmt!r}; choose one of {', '.join(FORMATS)}")
 
 
 def export_scope(config: dict[str, Any] | None, scope: Scope, fmt: str, include_invalidated: bool = False,
                  target: Scope | None = None) -> tuple[str, ScopeGraph, str]:
     """Read the scope from the configured store and render it; returns (text, graph, store description)."""
-    if target is not None and fmt != "cypher":
-        raise InvalidInputError("--as-user/--as-agent/--as-run only apply to --format cypher")
     with open_reader(config) as store:
         where = describe_store(store)
         graph = read_graph(store, scope, include_invalidated)
@@ -251,7 +302,7 @@ def run(ns: Any, config: dict[str, Any] | None) -> int:
             raise InvalidInputError(f"cannot write {ns.output}: {exc.strerror}") from exc
     else:
         sys.stdout.write(text)
-    print(f"exported {len(graph.entities)} entities and {len(graph.relations)} relations of {_named(scope)} "
+    print(f"exported {len(graph.entities)} entities, {len(graph.relations)} relations and {len(graph.memories)} memories of {_named(scope)} "
           f"from {where} as {ns.format}{f' to {ns.output}' if ns.output else ''}", file=sys.stderr)
     return 0
 
@@ -260,5 +311,5 @@ def _named(scope: Scope) -> str:
     return ", ".join(f"{k}={v!r}" for k, v in scope.properties().items() if v is not None)
 
 
-__all__ = ["FORMATS", "ScopeGraph", "export_scope", "open_reader", "read_graph", "render", "run", "to_cypher",
+__all__ = ["FORMATS", "ScopeGraph", "export_scope", "open_reader", "read_graph", "render", "retarget", "run", "to_cypher",
            "to_graphml", "to_json", "to_networkx"]

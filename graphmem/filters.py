@@ -158,11 +158,17 @@ def _field(key: str, path: str) -> Field:
     if key in BUILTINS:
         return Field(key, meta=False)
     name = key[len(META) :] if key.startswith(META) else key
+    check_metadata_key(name, path)
+    return Field(name, meta=True)
+
+
+def check_metadata_key(name: str, path: str) -> None:
+    """A metadata key a filter can name: add() refuses the others with the same message, so nothing is
+    stored that search(filters=...) could not reach."""
     if not name or len(name) > MAX_KEY_CHARS:
         raise InvalidInputError(f"{path}: a metadata key must have 1 to {MAX_KEY_CHARS} characters")
     if any(unicodedata.category(ch)[0] in "CZ" and ch != " " for ch in name) or name != name.strip():
         raise InvalidInputError(f"{path}: metadata key {name!r} cannot be a property name (control, format or edge spaces)")
-    return Field(name, meta=True)
 
 
 def _conditions(field: Field, spec: Any, path: str, counter: list[int]) -> list[Node]:

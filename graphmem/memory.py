@@ -19,7 +19,7 @@ from graphmem.context import Summarizer
 from graphmem.embeddings import Embedder
 from graphmem.errors import ClosedError, ConfigError, InvalidInputError, NotFoundError
 from graphmem.factory import build_embedder, build_llm, build_store
-from graphmem.filters import scope_and_filter
+from graphmem.filters import check_metadata_key, scope_and_filter
 from graphmem.history import History, HistoryEvent, sortable_time
 from graphmem.llm import LLM
 from graphmem.llm.limits import limited
@@ -157,7 +157,7 @@ class Memory:
             raise InvalidInputError("prompt must be a non-empty string")
         metadata = _checked_metadata(metadata)
         reference_time = _reference_time(timestamp)
-        expiration(expiration_date, utcnow())  # a bad or past date fails before any work
+        expiration(expiration_date, utcnow())  # a bad date fails before any work (a past one is expired at once)
         return self._add_checked(scope, messages, metadata, reference_time, infer, expiration_date, prompt=prompt)
 
     def _add_checked(
@@ -414,6 +414,8 @@ class Memory:
             raise InvalidInputError("update needs non-empty text")
         text = _check_text("data", data).strip()
         merged = None if metadata is None else {**item.metadata, **_checked_metadata(metadata)}
+        if text == item.text and merged in (None, item.metadata):  # nothing changes: no write, no history row
+            return {"message": "Memory unchanged", "id": item.id, "memory": text}
         scope = Scope.of(item.user_id, item.agent_id, item.run_id)
         outcome = AddOutcome(add_id=new_id(), previous={item.id: item.text})
         outcome.write = GraphWrite(add_id=outcome.add_id, scope=scope, at=utcnow())
@@ -452,9 +454,12 @@ class Memory:
         return item
 
     def delete_all(self, *, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None) -> Result:
+        """Remove the scope's entities, relations, memories and logged messages; the counts say what went."""
         scope = Scope.of(user_id, agent_id, run_id)
+        memories = len(self.store.list_memories(scope))  # counted first: the stores report entities only
         removed = self.store.delete_all(scope)
-        return {"message": f"Deleted {removed} entities and their relations", "deleted_entities": removed}
+        return {"message": f"Deleted {memories} memories and {removed} entities (with their relations)",
+                "deleted_entities": removed, "deleted_memories": memories}
 
     # -- retention and erasure (retention.py) ----------------------------------------------------
 
@@ -540,6 +545,8 @@ def _checked_metadata(metadata: Any) -> dict[str, Any]:
         return {}
     if not isinstance(metadata, dict) or not all(isinstance(k, str) for k in metadata):
         raise InvalidInputError("metadata must be a dict with string keys")
+    for key in metadata:
+        check_metadata_key(key, f"metadata.{key}")
     try:
         text = json.dumps(metadata, allow_nan=False, ensure_ascii=False)
         text.encode("utf-8")  # a lone surrogate cannot be stored as text by either store

@@ -31,8 +31,8 @@ log = logging.getLogger(__name__)
 
 def expiration(value: Any, now: datetime) -> datetime | None:
     """``expiration_date`` as a moment: a date (or "YYYY-MM-DD") lasts to the end of that day (UTC);
-    a datetime or ISO-8601 string is exact. A moment not in the future is an error (nothing would
-    be kept)."""
+    a datetime or ISO-8601 string is exact. A moment already past is accepted (mem0 does; an import of
+    old data carries such dates): what it stamps is expired at once, invisible, and purged later."""
     if value is None:
         return None
     if isinstance(value, date) and not isinstance(value, datetime):
@@ -45,14 +45,8 @@ def expiration(value: Any, now: datetime) -> datetime | None:
     else:
         at = parse_time(value, field_name="expiration_date")
         assert at is not None
-        return _future(at, now)
-    return _future(datetime(day.year, day.month, day.day, tzinfo=timezone.utc) + timedelta(days=1), now)
-
-
-def _future(at: datetime, now: datetime) -> datetime:
-    if at <= now:
-        raise InvalidInputError(f"expiration_date {at.isoformat()} is not in the future")
-    return at
+        return at
+    return datetime(day.year, day.month, day.day, tzinfo=timezone.utc) + timedelta(days=1)
 
 
 class Retention:

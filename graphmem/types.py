@@ -427,6 +427,8 @@ class RelationWrite:
     destination_id: str
     valid_at: datetime
     invalid_at: datetime | None = None
+    #: the id a new instance gets (chosen here, so add() can report it without reading it back)
+    id: str = field(default_factory=new_id)
 
 
 @dataclass

@@ -78,6 +78,9 @@ class AddOutcome:
     dropped: Counter[str] = field(default_factory=Counter)
     off_ontology: int = 0  # of those: what the ontology refused (types, relations, attribute values)
     conversation: Conversation = field(default_factory=Conversation)  # the log as it was before this add
+    #: the current relations the add read, by (source id, type, destination id): a written relation
+    #: that matches one bumps it (the store's rule), so add() reports its id, created_at and mentions
+    current: dict[tuple[str, str, str], Relation] = field(default_factory=dict)
 
     def dropped_counts(self) -> dict[str, int]:
         """The non-zero drop counts, by kind (``add``'s result carries them as ``dropped``)."""
@@ -96,33 +99,32 @@ class AddOutcome:
         return out
 
     def relations(self) -> list[dict[str, Any]]:
-        """What the add did to the graph."""
+        """What the add did to the graph, each relation with the fields a read returns (id,
+        created_at, expired_at, mentions) plus ``event``; no read after the write: a new instance has
+        the id the write chose, a bumped one is the current instance the add read."""
         if self.write is None:
             return []
-        out = [
-            {
-                "source": self.names.get(rel.source_id, rel.source_id),
-                "relationship": rel.relationship,
-                "destination": self.names.get(rel.destination_id, rel.destination_id),
-                "valid_at": iso(rel.valid_at),
-                "invalid_at": iso(rel.invalid_at),
-                "event": "ADD",
-            }
-            for rel in self.write.relations
-        ]
+        out = [self._added(rel, self.current.get((rel.source_id, rel.relationship, rel.destination_id)))
+               for rel in self.write.relations]
         invalid_by_id = {inv.relation_id: inv.invalid_at for inv in self.write.invalidations}
-        out += [
-            {
-                "source": rel.source,
-                "relationship": rel.relationship,
-                "destination": rel.destination,
-                "valid_at": iso(rel.valid_at),
-                "invalid_at": iso(invalid_by_id.get(rel.id)),
-                "event": "INVALIDATE",
-            }
-            for rel in self.retired
-        ]
+        for rel in self.retired:
+            row = dict(rel.to_dict())
+            row.update(invalid_at=iso(invalid_by_id.get(rel.id)), expired_at=iso(self.write.at), event="INVALIDATE")
+            out.append(row)
         return out
+
+    def _added(self, rel: RelationWrite, bumped: Relation | None) -> dict[str, Any]:
+        assert self.write is not None
+        row: dict[str, Any] = {
+            "id": rel.id, "source": self.names.get(rel.source_id, rel.source_id), "relationship": rel.relationship,
+            "destination": self.names.get(rel.destination_id, rel.destination_id), "valid_at": iso(rel.valid_at),
+            "invalid_at": iso(rel.invalid_at), "created_at": iso(self.write.at), "expired_at": None, "mentions": 1,
+        }
+        if bumped is not None:
+            row.update(id=bumped.id, valid_at=iso(bumped.valid_at), invalid_at=iso(bumped.invalid_at),
+                       created_at=iso(bumped.created_at), mentions=bumped.mentions + 1)
+        row["event"] = "ADD"
+        return row
 
 
 class AddPipeline:
@@ -204,6 +206,8 @@ class AddPipeline:
 
         write = GraphWrite(add_id=outcome.add_id, scope=scope, at=utcnow())
         _plan_graph(write, entities, new_relations, outcome.retired, reference_time)
+        retired_ids = {r.id for r in outcome.retired}
+        outcome.current = {(r.source_id, r.relationship, r.destination_id): r for r in existing if r.id not in retired_ids}
         fact_vector = dict(zip(facts, fact_vectors, strict=False))
         # texts the update stage wrote itself (merged memories): one more embedding batch, not one per text
         merged = list(dict.fromkeys(d.text for d in decisions if d.event != "DELETE" and d.text not in fact_vector))

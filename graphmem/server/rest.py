@@ -77,8 +77,8 @@ def create_app(memory: AsyncMemory, tenants: Tenants | None, *, max_body: int = 
         events = await memory.history(memory_id)
         if not events:
             raise HTTPException(404, f"no history for memory {memory_id!r}")
-        if not all(tenant.allows_user(e.get("user_id")) for e in events):
-            raise HTTPException(403, f"memory {memory_id!r} is outside the scopes of this key")
+        if not all(tenant.allows_user(e.get("user_id")) for e in events):  # as unknown: ids do not leak across tenants
+            raise HTTPException(404, f"no history for memory {memory_id!r}")
         return events
 
     @app.delete("/memories", summary="Delete everything of a scope")
@@ -151,11 +151,11 @@ def _allowed(tenant: Tenant, user_id: str | None, agent_id: str | None, run_id: 
 
 
 async def _owned(memory: AsyncMemory, tenant: Tenant, memory_id: str) -> dict[str, Any]:
+    """The memory, if the key may touch it; another tenant's memory is "not found", exactly as an
+    unknown id (MCP does the same), so a key cannot probe which ids exist."""
     found = await memory.get(memory_id)
-    if found is None:
+    if found is None or not tenant.allows_user(found.get("user_id")):
         raise NotFoundError(f"no memory with id {memory_id!r}")
-    if not tenant.allows_user(found.get("user_id")):
-        raise HTTPException(403, f"memory {memory_id!r} is outside the scopes of this key")
     return found
 
 

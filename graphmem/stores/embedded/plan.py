@@ -94,7 +94,7 @@ class WritePlanner:
             if found:
                 ops.append(["mention", found, w.add_id, at])
                 continue
-            rid = new_id()
+            rid = r.id
             ops.append(["relation", {
                 "id": rid, "source_id": src, "destination_id": dst, "type": r.relationship,
                 "valid_at": _iso(r.valid_at), "invalid_at": _iso(r.invalid_at), "created_at": at,

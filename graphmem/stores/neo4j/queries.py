@@ -28,7 +28,7 @@ from graphmem.stores.neo4j.values import (
     utc,
     vector,
 )
-from graphmem.types import Entity, GraphWrite, Relation, Scope, new_id, utcnow
+from graphmem.types import Entity, GraphWrite, Relation, Scope, utcnow
 
 #: Schema statements run by setup(), in order.
 SCHEMA = (
@@ -137,7 +137,7 @@ def write_graph(write: GraphWrite, unlock: bool = False) -> Statement:
             ],
             "relations": [
                 {
-                    "id": new_id(),
+                    "id": r.id,
                     "type": r.relationship,
                     "source_id": r.source_id,
                     "source_canonical": canonical_of.get(r.source_id),

@@ -1,0 +1,122 @@
+"""``graphmem load``: a JSON export (graphmem.export) written back into the configured store.
+
+    graphmem export --user alice --format json --output alice.json
+    graphmem load alice.json --config other.json                # the same scope, in another store
+    graphmem load alice.json --as-user bob                      # or a copy as another user
+
+The export carries no embeddings (they belong to one embedder): the loader embeds entity names and
+memory texts with the configured embedder, then writes everything in one add (one transaction, with
+ADD history rows for the memories). Current relations are loaded with their event times; retired
+ones are history and stay out. The target scope must be empty: a load never merges into a graph.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from graphmem.errors import GraphMemError, InvalidInputError
+from graphmem.types import (
+    Entity,
+    EntityWrite,
+    GraphWrite,
+    MemoryItem,
+    MemoryWrite,
+    Relation,
+    RelationWrite,
+    Scope,
+    canonical_name,
+    new_id,
+    parse_time,
+    sanitize_relation_type,
+    text_hash,
+    utcnow,
+)
+
+if TYPE_CHECKING:
+    from graphmem.export import ScopeGraph
+    from graphmem.memory import Memory
+
+
+def read_export(path: Path) -> ScopeGraph:
+    """The graph a JSON export holds; a file that is not one is a clear InvalidInputError."""
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InvalidInputError(f"cannot read the export {path}: {exc}") from exc
+    if not isinstance(doc, dict) or doc.get("graphmem_export") != 1:
+        raise InvalidInputError(f"{path} is not a graphmem JSON export (graphmem export --format json)")
+    try:
+        return _graph(doc)
+    except (KeyError, TypeError, ValueError, GraphMemError) as exc:
+        raise InvalidInputError(f"{path}: a malformed export ({type(exc).__name__}: {exc})") from exc
+
+
+def _graph(doc: dict[str, Any]) -> ScopeGraph:
+    from graphmem.export import ScopeGraph
+
+    scope = Scope.of(**{k: doc["scope"].get(k) for k in ("user_id", "agent_id", "run_id")})
+    entities = [Entity(str(e["id"]), str(e["name"]), str(e.get("canonical") or canonical_name(e["name"])),
+                       str(e.get("entity_type") or "entity"), int(e.get("mentions") or 1), parse_time(e.get("created_at")),
+                       parse_time(e.get("updated_at")), attributes=dict(e.get("attributes") or {}))
+                for e in doc["entities"]]
+    relations = [Relation(str(r["id"]), str(r["source_id"]), str(r["source"]), str(r["relationship"]), str(r["destination_id"]),
+                          str(r["destination"]), parse_time(r.get("valid_at")), parse_time(r.get("invalid_at")),
+                          created_at=parse_time(r.get("created_at")), expired_at=parse_time(r.get("expired_at")))
+                 for r in doc["relations"]]
+    memories = [MemoryItem(str(m["id"]), str(m["memory"]), str(m.get("hash") or text_hash(m["memory"])), metadata=dict(m.get("metadata") or {}),
+                           role=m.get("role"), created_at=parse_time(m.get("created_at")), valid_at=parse_time(m.get("valid_at")),
+                           said_at=parse_time(m.get("said_at")), expires_at=parse_time(m.get("expires_at")))
+                for m in doc.get("memories", [])]
+    return ScopeGraph(scope, entities, relations, bool(doc.get("include_invalidated")), memories)
+
+
+def load_graph(memory: Memory, graph: ScopeGraph) -> dict[str, int]:
+    """Write ``graph`` into ``memory``'s store as one add; returns what was loaded."""
+    from graphmem.pipeline import AddOutcome
+
+    scope = graph.scope
+    if memory.store.entities(scope) or memory.store.list_memories(scope, limit=1):
+        raise InvalidInputError(f"{scope.self_name!r} already has data in this store: load into an empty scope (or --as-user)")
+    write = GraphWrite(add_id=new_id(), scope=scope, at=utcnow())
+    vectors = memory.embedder.embed([e.name for e in graph.entities]) if graph.entities else []
+    write.entities = [EntityWrite(e.id, e.name, e.canonical, e.entity_type, v, True, dict(e.attributes))
+                      for e, v in zip(graph.entities, vectors, strict=True)]
+    current = [r for r in graph.relations if r.expired_at is None]
+    write.relations = [RelationWrite(r.source_id, sanitize_relation_type(r.relationship), r.destination_id,
+                                     valid_at=r.valid_at or write.at, invalid_at=r.invalid_at, id=r.id) for r in current]
+    texts = [m.text for m in graph.memories]
+    vectors = memory.embedder.embed(texts) if texts else []
+    write.memories = [MemoryWrite("ADD", m.id, m.text, v, m.metadata, m.role, said_at=m.said_at, valid_at=m.valid_at or m.created_at,
+                                  expires_at=m.expires_at)
+                      for m, v in zip(graph.memories, vectors, strict=True)]
+    memory._commit(AddOutcome(add_id=write.add_id, write=write))
+    return {"entities": len(write.entities), "relations": len(write.relations), "memories": len(write.memories)}
+
+
+def run(ns: Any, config: dict[str, Any] | None) -> int:
+    """``graphmem load FILE``: a summary line on stdout."""
+    from graphmem.export import retarget
+    from graphmem.memory import Memory
+
+    graph = read_export(ns.file)
+    if ns.as_user or ns.as_agent or ns.as_run:
+        graph = retarget(graph, Scope.of(ns.as_user, ns.as_agent, ns.as_run))
+    with Memory(config) as memory:
+        counts = load_graph(memory, graph)
+    print(f"loaded {counts['entities']} entities, {counts['relations']} relations and {counts['memories']} memories "
+          f"as {graph.scope.self_name!r}")
+    return 0
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("load", help="load a JSON export into the configured store",
+                       description="Write a graph exported with `graphmem export --format json` into the configured store "
+                       "(entity names and memories re-embedded with its embedder; current relations only). The scope must be empty.")
+    p.add_argument("file", type=Path, help="the JSON export")
+    g = p.add_argument_group("load as another scope (its own node renamed, fresh ids)")
+    g.add_argument("--as-user", help="user id to load as")
+    g.add_argument("--as-agent", help="agent id to load as")
+    g.add_argument("--as-run", help="run id to load as")
+    p.add_argument("--config", type=Path, help="JSON config file (default: $GRAPHMEM_CONFIG)")
