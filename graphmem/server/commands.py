@@ -57,10 +57,35 @@ def _serve(ns: argparse.Namespace, config: dict[str, Any] | None) -> int:
     memory = AsyncMemory(config, max_workers=ns.workers)
     try:
         app = create_app(memory, tenants, max_body=ns.max_body_bytes)
+        _access_log()
+        where = urls(ns.host, ns.port)
+        keys = "without keys (--no-auth: every caller is admin)" if tenants is None else f"{len(tenants.by_digest)} key(s) from {ns.keys}"
+        print(f"graphmem serve: REST API at {where['base']} ({keys})\n"
+              f"  docs:   {where['docs']}\n  health: {where['health']}\n  stop with Ctrl-C", file=sys.stderr, flush=True)
         uvicorn.run(app, host=ns.host, port=ns.port, log_level="warning", access_log=False)
     finally:
         memory.sync.close()
     return 0
+
+
+def _access_log() -> None:
+    """graphmem's access log (one line per request, key names only) on stderr at INFO; uvicorn's own stays off."""
+    import logging
+
+    log = logging.getLogger("graphmem.server.access")
+    if not log.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+        log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    log.propagate = False
+
+
+def urls(host: str, port: int) -> dict[str, str]:
+    """The addresses a starting server prints (0.0.0.0 shown as 127.0.0.1, which reaches it too)."""
+    shown = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
+    base = f"http://{shown}:{port}"
+    return {"base": base, "docs": f"{base}/docs", "health": f"{base}/health", "mcp": f"{base}/mcp"}
 
 
 def _mcp(ns: argparse.Namespace, config: dict[str, Any] | None) -> int:
@@ -73,6 +98,10 @@ def _mcp(ns: argparse.Namespace, config: dict[str, Any] | None) -> int:
         from graphmem.server.mcp import serve
     except ImportError as exc:
         raise ConfigError(f"graphmem mcp needs the mcp extra: pip install 'graphmem[mcp]' ({exc})") from exc
+    if ns.http:
+        served = ", ".join(f"{k}={v}" for k, v in scope.items() if v) or "the scope each call names"
+        print(f"graphmem mcp: MCP (streamable HTTP) at {urls(ns.host, ns.port)['mcp']} for {served}\n  stop with Ctrl-C",
+              file=sys.stderr, flush=True)
     serve(config, scope if fixed else None, http=ns.http, host=ns.host, port=ns.port)
     print("graphmem mcp: stopped", file=sys.stderr)
     return 0

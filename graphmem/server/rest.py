@@ -2,7 +2,7 @@
 
 Routes (mem0's, so mem0 REST clients work): POST /memories, GET /memories, GET/PUT/DELETE
 /memories/{id}, GET /memories/{id}/history, POST /search, DELETE /memories, POST /reset; and
-graphmem's GET /timeline and GET /graph. OpenAPI at /docs. Bodies are pydantic models that refuse
+graphmem's GET /timeline and GET /graph; GET /health. OpenAPI at /docs (Swagger UI from the package). Bodies are pydantic models that refuse
 unknown fields; every error is a JSON body {"detail": ...} with a 4xx status (5xx only when the
 LLM or the store failed, without a traceback). Keys: access.py.
 """
@@ -12,9 +12,10 @@ from __future__ import annotations
 import logging
 from typing import Annotated, Any
 
-from fastapi import Depends, FastAPI, Header, HTTPException, Query, Request
+from fastapi import Depends, FastAPI, HTTPException, Query, Request, Security
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from fastapi.security import HTTPAuthorizationCredentials
 
 from graphmem.aio import AsyncMemory
 from graphmem.errors import (
@@ -24,6 +25,7 @@ from graphmem.errors import (
     NotFoundError,
     StoreUnavailableError,
 )
+from graphmem.server import manners
 from graphmem.server.access import Tenant, Tenants
 from graphmem.server.limits import BodyLimit
 from graphmem.server.models import MemoryCreate, MemoryUpdate, SearchRequest
@@ -41,8 +43,9 @@ Scope = dict[str, str | None]
 def create_app(memory: AsyncMemory, tenants: Tenants | None, *, max_body: int = DEFAULT_MAX_BODY) -> FastAPI:
     """The REST app; ``tenants=None`` serves without keys (every caller is admin)."""
     app = FastAPI(title="graphmem", description="Knowledge-graph memory for LLM agents (mem0-compatible REST).",
-                  version="1")
+                  version="1", docs_url=None, redoc_url=None)
     _errors(app)
+    manners.install(app, memory)  # /docs from the package, /health, the access log
     app.add_middleware(BodyLimit, limit=max_body)
     app.state.tenants = tenants
 
@@ -119,14 +122,16 @@ def create_app(memory: AsyncMemory, tenants: Tenants | None, *, max_body: int = 
 
 async def _caller(
     request: Request,
-    authorization: Annotated[str | None, Header()] = None,
-    x_api_key: Annotated[str | None, Header()] = None,
+    x_api_key: Annotated[str | None, Security(manners.API_KEY_HEADER)] = None,
+    _bearer: Annotated[HTTPAuthorizationCredentials | None, Security(manners.BEARER)] = None,
 ) -> Tenant:
-    """The tenant of the request's key (``Authorization: Token <key>`` or ``Bearer``, or X-API-Key)."""
+    """The tenant of the request's key (``Authorization: Token <key>`` or ``Bearer``, or X-API-Key);
+    its name goes to the access log (request.state.key_name), never the key."""
     tenants: Tenants | None = request.app.state.tenants
     if tenants is None:
         return OPEN
     key = x_api_key
+    authorization = request.headers.get("authorization")
     if authorization:
         kind, _, token = authorization.strip().partition(" ")
         if kind.lower() in ("token", "bearer") and token.strip():
@@ -135,6 +140,7 @@ async def _caller(
     if tenant is None:
         raise HTTPException(401, "a valid API key is required (Authorization: Token <key>, or X-API-Key)",
                             headers={"WWW-Authenticate": "Token"})
+    request.state.key_name = tenant.name
     return tenant
 
 

@@ -1,0 +1,78 @@
+"""What a server owes the person who starts it: /docs served from the package (no CDN, works
+offline), /health (the store reachable, the version), an access log at INFO that names a request's
+key by its name (never the key), and the API-key security schemes in the OpenAPI schema, so
+Swagger's "Authorize" button can send a key.
+
+Swagger UI is vendored from npm's swagger-ui-dist under ``static/swagger-ui`` (its LICENSE beside it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from pathlib import Path
+
+from fastapi import FastAPI, Request, Response
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.security import APIKeyHeader, HTTPBearer
+from fastapi.staticfiles import StaticFiles
+from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
+
+from graphmem.aio import AsyncMemory
+from graphmem.errors import GraphMemError
+from graphmem.types import Scope
+
+STATIC = Path(__file__).parent / "static"
+ACCESS = logging.getLogger("graphmem.server.access")
+
+#: The two ways a key may travel, declared in the OpenAPI schema (the server also accepts "Token <key>").
+API_KEY_HEADER = APIKeyHeader(name="X-API-Key", auto_error=False, scheme_name="ApiKey",
+                              description="A tenant key from the keys file (graphmem serve --keys).")
+BEARER = HTTPBearer(auto_error=False, scheme_name="Bearer",
+                    description="The same key as `Authorization: Bearer <key>` (or `Token <key>`).")
+
+#: A scope no one writes: /health reads one memory of it to prove the store answers.
+_PROBE = Scope.of(user_id="graphmem-health-probe")
+
+
+def install(app: FastAPI, memory: AsyncMemory) -> None:
+    """Add /docs, /health and the access log to the REST app (create it with docs_url=None)."""
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    app.add_middleware(AccessLog)
+
+    @app.get("/docs", include_in_schema=False)
+    async def docs() -> HTMLResponse:
+        return get_swagger_ui_html(openapi_url=app.openapi_url or "/openapi.json", title="graphmem REST API",
+                                   swagger_js_url="/static/swagger-ui/swagger-ui-bundle.js",
+                                   swagger_css_url="/static/swagger-ui/swagger-ui.css",
+                                   swagger_favicon_url="/static/swagger-ui/favicon-32x32.png")
+
+    @app.get("/health", summary="Whether the server and its store answer (no key needed)", tags=["health"])
+    async def health() -> JSONResponse:
+        from graphmem import __version__
+
+        try:
+            await asyncio.to_thread(memory.sync.store.list_memories, _PROBE, False, 1)
+        except GraphMemError as exc:
+            return JSONResponse({"status": "unavailable", "store": f"unreachable: {type(exc).__name__}",
+                                 "version": __version__}, status_code=503)
+        return JSONResponse({"status": "ok", "store": "reachable", "version": __version__})
+
+
+class AccessLog(BaseHTTPMiddleware):
+    """One INFO line per request: method, path, status, milliseconds and the key's name (or "-")."""
+
+    async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
+        started = time.perf_counter()
+        status = 500
+        try:
+            response = await call_next(request)
+            status = response.status_code
+            return response
+        finally:
+            key = getattr(request.state, "key_name", None) or "-"
+            ACCESS.info("%s %s %d %.1fms key=%s", request.method, request.url.path, status,
+                        (time.perf_counter() - started) * 1000, key)
+
