@@ -9,6 +9,7 @@
     graphmem history MEMORY_ID
     graphmem delete-all --user alice --yes
     graphmem demo
+    graphmem fake-llm [--port 8790] [--script FILE]              # a fake model: GRAPHMEM_BASE_URL=http://127.0.0.1:8790/v1
     graphmem browse --user alice [--query history] [--open]
     graphmem export --user alice --format graphml|json|cypher [--output FILE] [--as-user bob]
     graphmem load alice.json [--as-user bob]                      # a JSON export into the configured store
@@ -70,6 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_import(sub)
     _add_import_mem0(sub)
     _add_load(sub)
+    _add_fake_llm(sub)
     return parser
 
 
@@ -245,6 +247,12 @@ def _add_browse_and_export(sub: Any) -> None:
     p.add_argument("--config", type=Path, help="JSON config file (default: $GRAPHMEM_CONFIG)")
 
 
+def _add_fake_llm(sub: Any) -> None:
+    from graphmem.testing.command import add_parser
+
+    add_parser(sub)
+
+
 def _add_load(sub: Any) -> None:
     from graphmem.export_load import add_parser
 
@@ -348,6 +356,10 @@ def main(argv: list[str] | None = None) -> int:
             return run_lifecycle(ns, load_config(ns.config))
         if ns.command == "import":
             return _run_import(ns)
+        if ns.command == "fake-llm":
+            from graphmem.testing.command import run as run_fake
+
+            return run_fake(ns)
         if ns.command == "load":
             from graphmem.export_load import run as run_load
 

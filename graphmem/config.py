@@ -25,6 +25,7 @@ from pydantic import (
     SecretStr,
     ValidationError,
     field_validator,
+    model_validator,
 )
 
 from graphmem import mem0_compat
@@ -178,6 +179,19 @@ class MemoryConfig(_Model):
     retention: RetentionConfig = Field(default_factory=RetentionConfig)
     llm_limits: LLMLimits = Field(default_factory=LLMLimits)
     bulk: BulkConfig = Field(default_factory=BulkConfig)
+    #: one OpenAI-compatible server for the LLM and an OpenAI-compatible embedder alike (a local
+    #: server, graphmem fake-llm): fills llm.config.base_url and, for the openai embedder,
+    #: embedder.config.base_url where those are unset. Default: $GRAPHMEM_BASE_URL.
+    base_url: str | None = Field(default_factory=lambda: _env("GRAPHMEM_BASE_URL"))
+
+    @model_validator(mode="after")
+    def _one_base_url(self) -> MemoryConfig:
+        if self.base_url:
+            if self.llm.config.base_url is None:
+                self.llm.config.base_url = self.base_url
+            if self.embedder.provider == "openai" and not self.embedder.config.get("base_url"):
+                self.embedder.config["base_url"] = self.base_url
+        return self
 
     @classmethod
     def load(cls, data: dict[str, Any] | None) -> MemoryConfig:

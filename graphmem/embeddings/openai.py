@@ -51,6 +51,7 @@ class OpenAIEmbedder(Embedder):
         self._request_dims = dims
         self._dims: int | None = dims if dims is not None else KNOWN_DIMS.get(model)
         self._api_key = api_key
+        self._own_server = bool(base_url)  # a configured server (local, fake) gets a placeholder key if none is set
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
         self._built: Any = None
 
@@ -59,7 +60,7 @@ class OpenAIEmbedder(Embedder):
         needs no key, and the SDK import (about a second) is paid only when used."""
         if self._built is not None:
             return self._built
-        key = self._api_key or os.environ.get("OPENAI_API_KEY")
+        key = self._api_key or os.environ.get("OPENAI_API_KEY") or ("not-needed" if self._own_server else None)
         if not key:
             raise ConfigError("OpenAIEmbedder needs an API key: pass api_key or set OPENAI_API_KEY")
         try:

@@ -64,6 +64,9 @@ DEFAULT_REPLIES: dict[str, dict] = {
     "summarize": {"summary": ""},
 }
 
+#: the embedding size of OpenAI's models, answered when a request names one without ``dimensions``
+_MODEL_DIMS = {"text-embedding-3-small": 1536, "text-embedding-3-large": 3072, "text-embedding-ada-002": 1536}
+
 MALFORMED_ARGUMENTS = '{"entities": ['
 UNKNOWN_TOOL_NAME = "not_a_tool"
 NO_TOOL_CALL_TEXT = "I am sorry, I cannot call a tool right now."
@@ -222,6 +225,11 @@ class ScriptedLLMServer:
         self.embedder = embedder or hashed_vectors
         self.embedding_calls = 0
         self.embedded_texts = 0
+        self.embedding_dims = 64  # the size of embeddings when neither the request nor the model name fixes it
+        #: usage reported by the chat completions answered so far (the ``usage`` of each response)
+        self.prompt_tokens = 0
+        self.completion_tokens = 0
+        self._usage_lock = threading.Lock()
         self._lock = threading.Lock()
         self._queues: dict[str, deque] = {}
         self._faults: list[_FaultEntry] = []
@@ -422,6 +430,9 @@ class ScriptedLLMServer:
             finish_reason = "stop"
         prompt_tokens = _prompt_tokens(body)
         completion_tokens = completion_len // 4
+        with self._usage_lock:
+            self.prompt_tokens += prompt_tokens
+            self.completion_tokens += completion_tokens
         model = body.get("model") if isinstance(body.get("model"), str) else self.model
         return {
             "id": f"chatcmpl-scripted-{n}",
@@ -491,7 +502,8 @@ class ScriptedLLMServer:
         if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
             return 400, _error_bytes("input must be a string or a list of strings", "invalid_request_error", None)
         dims = body.get("dimensions")
-        dims = dims if isinstance(dims, int) and not isinstance(dims, bool) and dims > 0 else 64
+        if not (isinstance(dims, int) and not isinstance(dims, bool) and dims > 0):  # OpenAI's sizes for its models
+            dims = _MODEL_DIMS.get(str(body.get("model")), self.embedding_dims)
         with self._lock:
             self.embedding_calls += 1
             self.embedded_texts += len(texts)

@@ -1,0 +1,117 @@
+"""The fake model for users' tests (graphmem.testing.FakeModel, the ``fake_model`` pytest fixture from
+the installed plugin, ``graphmem fake-llm``) and the one base URL that reaches the LLM and the
+embedder (GRAPHMEM_BASE_URL / ``base_url``). Everything goes over real HTTP with the real client."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+from servers import free_port
+
+from graphmem import LLMError, Memory
+from graphmem.config import MemoryConfig
+
+
+def _memory(fake, tmp_path, **extra) -> Memory:
+    return Memory(fake.config(store_path=tmp_path / "graph", history_db_path=tmp_path / "h.db", context={"summary_every": 0}, **extra))
+
+
+def test_the_fixture_comes_from_the_installed_plugin(request, fake_model):
+    plugin = request.config.pluginmanager.get_plugin("graphmem")
+    assert plugin is not None and plugin.__name__ == "graphmem.testing.pytest_plugin"
+    assert fake_model.base_url.startswith("http://127.0.0.1:") and fake_model.base_url.endswith("/v1")
+
+
+def test_scripted_answers_per_message_build_the_graph(fake_model, tmp_path):
+    fake_model.when("I moved to Denver", facts=["Lives in Denver"], entities=[("I", "person"), ("Denver", "city")],
+                    relations=[("I", "lives_in", "Denver")])
+    with _memory(fake_model, tmp_path) as memory:
+        added = memory.add("I moved to Denver last spring", user_id="alice")
+        assert [r["memory"] for r in added["results"]] == ["Lives in Denver"]
+        assert [(r["source"], r["relationship"], r["destination"]) for r in added["relations"]] == [("alice", "LIVES_IN", "Denver")]
+        found = memory.search("Denver", user_id="alice")
+        assert found["relations"][0]["destination"] == "Denver"
+    assert fake_model.calls("extract_facts") == 1 and fake_model.calls() == 2
+    assert fake_model.prompt_tokens > 100 and fake_model.completion_tokens > 0 and fake_model.embedding_calls >= 2
+
+
+def test_unscripted_messages_echo_as_facts_and_rules_answer_first(fake_model, tmp_path):
+    with _memory(fake_model, tmp_path) as memory:
+        assert [r["memory"] for r in memory.add("I drink my coffee black", user_id="bob")["results"]] == ["I drink my coffee black"]
+        fake_model.rule(lambda tool, text, body: {"facts": [text.strip().upper()]} if tool == "extract_facts" and "tea" in text else None)
+        assert [r["memory"] for r in memory.add("I like tea", user_id="bob")["results"]] == ["USER: I LIKE TEA"]
+        again = memory.add("I drink my coffee black", user_id="bob")  # the update stage sees it exists: nothing new
+        assert again["results"] == []
+
+
+def test_faults_are_injected_and_counted(fake_model, tmp_path):
+    with _memory(fake_model, tmp_path) as memory:  # max_retries 1: one 429 is retried
+        fake_model.fail("rate_limit", times=1, tool="extract_facts")
+        assert memory.add("I sail on weekends", user_id="cy")["results"][0]["memory"] == "I sail on weekends"
+        assert [r.fault for r in fake_model.requests if r.fault] == ["rate_limit"]
+        fake_model.fail("server_error", times=10)
+        with pytest.raises(LLMError):
+            memory.add("I hike", user_id="cy")
+        assert [m["memory"] for m in memory.get_all(user_id="cy")["results"]] == ["I sail on weekends"]  # nothing half-written
+    fake_model.reset()
+    assert fake_model.calls() == 0 and fake_model.prompt_tokens == 0
+
+
+def test_one_base_url_reaches_the_llm_and_the_embedder(fake_model, tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("GRAPHMEM_LLM_BASE_URL", raising=False)
+    monkeypatch.setenv("GRAPHMEM_BASE_URL", fake_model.base_url)
+    config = {"graph_store": {"provider": "embedded", "config": {"path": str(tmp_path / "g")}},
+              "history_db_path": str(tmp_path / "h.db")}
+    loaded = MemoryConfig.load(config)
+    assert loaded.llm.config.base_url == loaded.embedder.config["base_url"] == fake_model.base_url
+    with Memory(config) as memory:  # the defaults (openai LLM, text-embedding-3-small) now talk to the fake
+        assert memory.add("I keep bees", user_id="dee")["results"][0]["memory"] == "I keep bees"
+        assert memory.search("bees", user_id="dee")["results"][0]["memory"] == "I keep bees"
+    assert fake_model.calls() >= 1 and fake_model.embedding_calls >= 2
+    # an explicit setting wins over the shared one
+    pinned = MemoryConfig.load({**config, "llm": {"provider": "ollama", "config": {"base_url": "http://127.0.0.1:1/v1"}}})
+    assert pinned.llm.config.base_url == "http://127.0.0.1:1/v1" and pinned.embedder.config["base_url"] == fake_model.base_url
+
+
+def test_fake_llm_command_serves_the_cli(tmp_path):
+    port = free_port()
+    script = tmp_path / "answers.json"
+    script.write_text(json.dumps([{"text": "My sister Ana lives in Porto", "facts": ["Sister Ana lives in Porto"],
+                                   "entities": [["I", "person"], ["Ana", "person"], ["Porto", "city"]],
+                                   "relations": [["I", "has_sister", "Ana"], ["Ana", "lives_in", "Porto"]]}]))
+    log = tmp_path / "fake.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "graphmem.cli", "fake-llm", "--port", str(port), "--script", str(script)],
+                                stdout=out, stderr=subprocess.STDOUT)
+    try:
+        url = f"http://127.0.0.1:{port}/v1"
+        deadline = time.monotonic() + 60
+        while f"at {url}" not in log.read_text(errors="replace"):
+            assert proc.poll() is None and time.monotonic() < deadline, log.read_text(errors="replace")
+            time.sleep(0.1)
+        assert f"export GRAPHMEM_BASE_URL={url}" in log.read_text()
+        config = tmp_path / "c.json"
+        config.write_text(json.dumps({"graph_store": {"provider": "embedded", "config": {"path": str(tmp_path / "g")}},
+                                      "history_db_path": str(tmp_path / "h.db")}))
+        env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "GRAPHMEM_LLM_BASE_URL")}
+        env["GRAPHMEM_BASE_URL"] = url
+
+        def cli(*args: str) -> str:
+            done = subprocess.run([sys.executable, "-m", "graphmem.cli", *args, "--config", str(config)], env=env,
+                                  capture_output=True, text=True, timeout=120)
+            assert done.returncode == 0, done.stderr
+            return done.stdout
+
+        added = cli("add", "My sister Ana lives in Porto", "--user", "eve")
+        assert "eve -[HAS_SISTER]-> Ana" in added and "Ana -[LIVES_IN]-> Porto" in added
+        assert "Sister Ana lives in Porto" in cli("search", "Porto", "--user", "eve")
+    finally:
+        proc.terminate()
+        proc.wait(20)
+    assert "stopped after 2 chat requests" in log.read_text()
