@@ -53,7 +53,10 @@ def _max_positions(model_dir: Path) -> int | None:
 
 
 def _display_name(model_dir: Path) -> str:
-    name = model_dir.resolve().name
+    model_dir = model_dir.resolve()
+    if model_dir.parent.name == "snapshots" and model_dir.parent.parent.name.startswith("models--"):
+        return model_dir.parent.parent.name.rsplit("--", 1)[-1]  # a hub cache: models--org--name/snapshots/<commit>
+    name = model_dir.name
     for suffix in ("-onnx", "_onnx", ".onnx"):
         if name.lower().endswith(suffix) and len(name) > len(suffix):
             return name[: -len(suffix)]
@@ -88,6 +91,8 @@ class OnnxEmbedder(Embedder):
         if not self.model_dir.is_dir():
             raise ConfigError(f"ONNX model folder not found: {self.model_dir}")
         model_path = self.model_dir / "model.onnx"
+        if not model_path.is_file() and (self.model_dir / "onnx" / "model.onnx").is_file():
+            model_path = self.model_dir / "onnx" / "model.onnx"  # a hub repository's layout
         tokenizer_path = self.model_dir / "tokenizer.json"
         for required in (model_path, tokenizer_path):
             if not required.is_file():
