@@ -8,6 +8,7 @@
     graphmem timeline Boston --user alice
     graphmem history MEMORY_ID
     graphmem delete-all --user alice --yes
+    graphmem init [--profile offline|openai|ollama] [--global]    # a commented config file
     graphmem demo
     graphmem fake-llm [--port 8790] [--script FILE]              # a fake model: GRAPHMEM_BASE_URL=http://127.0.0.1:8790/v1
     graphmem browse --user alice [--query history] [--open]
@@ -19,8 +20,9 @@
     graphmem import FILE [--no-infer] [--format jsonl|locomo] [--quiet]
     graphmem import-mem0 ~/.mem0/history.db [--memories export.json] [--user alice] [--reextract]
 
-Configuration comes from ``--config FILE`` (a JSON file with Memory.from_config keys) or the
-GRAPHMEM_CONFIG environment variable; without either, the defaults of ``Memory()``.
+Configuration comes from ``--config FILE`` (a JSON file with Memory.from_config keys; ``//`` comment
+lines allowed), else GRAPHMEM_CONFIG, else ./graphmem.json, else $GRAPHMEM_HOME/config.json
+(``graphmem init`` writes one); without any, the defaults of ``Memory()``.
 Exit codes: 0 ok, 1 graphmem error (message on stderr), 2 usage error (a missing scope, a bad value
 such as ``--limit 0`` or a date that is not ISO-8601, or input the library refuses as invalid).
 """
@@ -35,7 +37,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from graphmem.errors import ConfigError, GraphMemError, InvalidInputError, NotFoundError
+from graphmem.errors import GraphMemError, InvalidInputError, NotFoundError
 
 if TYPE_CHECKING:
     from graphmem.memory import Memory
@@ -49,7 +51,7 @@ def _scope_args(p: argparse.ArgumentParser) -> None:
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--config", type=Path, help="JSON config file (default: $GRAPHMEM_CONFIG)")
+    p.add_argument("--config", type=Path, help="JSON config file (default: $GRAPHMEM_CONFIG, ./graphmem.json, $GRAPHMEM_HOME/config.json)")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
 
 
@@ -72,6 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_import_mem0(sub)
     _add_load(sub)
     _add_fake_llm(sub)
+    _add_init(sub)
     return parser
 
 
@@ -233,7 +236,7 @@ def _add_browse_and_export(sub: Any) -> None:
     p.add_argument("--browser-url", help="Neo4j Browser address (default: where the server says it serves HTTP, else port 7474)")
     p.add_argument("--open", action="store_true", help="also open the URL in a web browser")
     _scope_args(p)
-    p.add_argument("--config", type=Path, help="JSON config file (default: $GRAPHMEM_CONFIG)")
+    p.add_argument("--config", type=Path, help="JSON config file (default: $GRAPHMEM_CONFIG, ./graphmem.json, $GRAPHMEM_HOME/config.json)")
 
     p = sub.add_parser("export", help="export a scope's graph", description="Write the scope's graph as GraphML (Gephi, yEd), JSON, or a Cypher script that loads it into another Neo4j; reads either store.")
     p.add_argument("--format", required=True, choices=EXPORT_FORMATS, help="output format")
@@ -244,7 +247,13 @@ def _add_browse_and_export(sub: Any) -> None:
     g.add_argument("--as-agent", help="agent id to write instead")
     g.add_argument("--as-run", help="run id to write instead")
     _scope_args(p)
-    p.add_argument("--config", type=Path, help="JSON config file (default: $GRAPHMEM_CONFIG)")
+    p.add_argument("--config", type=Path, help="JSON config file (default: $GRAPHMEM_CONFIG, ./graphmem.json, $GRAPHMEM_HOME/config.json)")
+
+
+def _add_init(sub: Any) -> None:
+    from graphmem.init_config import add_parser
+
+    add_parser(sub)
 
 
 def _add_fake_llm(sub: Any) -> None:
@@ -279,17 +288,16 @@ def _run_browse_or_export(ns: argparse.Namespace) -> int:
     return run(ns, load_config(ns.config))
 
 
-def load_config(path: Path | None) -> dict[str, Any] | None:
-    path = path or (Path(os.environ["GRAPHMEM_CONFIG"]) if os.environ.get("GRAPHMEM_CONFIG") else None)
-    if path is None:
-        return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"cannot read config {path}: {exc}") from exc
-    if not isinstance(data, dict):
-        raise ConfigError(f"config {path} must hold a JSON object")
-    return data
+def load_config(path: Path | None, discover: bool = True) -> dict[str, Any] | None:
+    """The config of a command: --config, $GRAPHMEM_CONFIG, then (``discover``) ./graphmem.json and
+    $GRAPHMEM_HOME/config.json (graphmem.init_config); ``//`` comment lines allowed."""
+    from graphmem.init_config import find_config, read_config
+
+    if not discover:
+        path = path or (Path(os.environ["GRAPHMEM_CONFIG"]) if os.environ.get("GRAPHMEM_CONFIG") else None)
+    else:
+        path = find_config(path)
+    return None if path is None else read_config(path)
 
 
 #: Commands that only read: on the embedded store they open it read-only, so they work while
@@ -343,7 +351,7 @@ def main(argv: list[str] | None = None) -> int:
         if ns.command == "demo":
             from graphmem.demo import run_demo
 
-            return run_demo(load_config(ns.config), store=ns.store, neo4j_url=ns.neo4j_url, config_path=ns.config)
+            return run_demo(load_config(ns.config, discover=False), store=ns.store, neo4j_url=ns.neo4j_url, config_path=ns.config)
         if ns.command in ("browse", "export"):
             return _run_browse_or_export(ns)
         if ns.command in ("serve", "mcp"):
@@ -356,6 +364,10 @@ def main(argv: list[str] | None = None) -> int:
             return run_lifecycle(ns, load_config(ns.config))
         if ns.command == "import":
             return _run_import(ns)
+        if ns.command == "init":
+            from graphmem.init_config import run as run_init
+
+            return run_init(ns)
         if ns.command == "fake-llm":
             from graphmem.testing.command import run as run_fake
 

@@ -13,7 +13,7 @@ COMMANDS = ("purge", "forget")
 
 def add_parsers(sub: Any) -> None:
     p = sub.add_parser("purge", help="remove expired memories and messages now", description="Remove every memory fact and logged message whose expiration date or TTL has passed (they are already invisible to reads), with their history rows.")
-    p.add_argument("--config", type=Path, help="JSON config file (default: $GRAPHMEM_CONFIG)")
+    p.add_argument("--config", type=Path, help="JSON config file (default: $GRAPHMEM_CONFIG, ./graphmem.json, $GRAPHMEM_HOME/config.json)")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
 
     p = sub.add_parser("forget", help="erase a scope, or one entity of it", description="Erase everything of the scope (a user's runs too), or with --entity one entity with its relations and the memories, messages and history rows that mention it. The history keeps only that an erasure happened.")
@@ -23,7 +23,7 @@ def add_parsers(sub: Any) -> None:
     g.add_argument("--user", dest="user_id", help="user id")
     g.add_argument("--agent", dest="agent_id", help="agent id")
     g.add_argument("--run", dest="run_id", help="run id")
-    p.add_argument("--config", type=Path, help="JSON config file (default: $GRAPHMEM_CONFIG)")
+    p.add_argument("--config", type=Path, help="JSON config file (default: $GRAPHMEM_CONFIG, ./graphmem.json, $GRAPHMEM_HOME/config.json)")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
 
 

@@ -119,4 +119,4 @@ def add_parser(sub: Any) -> None:
     g.add_argument("--as-user", help="user id to load as")
     g.add_argument("--as-agent", help="agent id to load as")
     g.add_argument("--as-run", help="run id to load as")
-    p.add_argument("--config", type=Path, help="JSON config file (default: $GRAPHMEM_CONFIG)")
+    p.add_argument("--config", type=Path, help="JSON config file (default: $GRAPHMEM_CONFIG, ./graphmem.json, $GRAPHMEM_HOME/config.json)")

@@ -49,7 +49,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--progress", choices=["auto", "bar", "lines", "off"], default="auto",
                    help="auto: a bar on a terminal, nothing otherwise; lines: one line per update on stderr")
     p.add_argument("--quiet", action="store_true", help="no progress and no summary line")
-    p.add_argument("--config", type=Path, help="JSON config file (default: $GRAPHMEM_CONFIG)")
+    p.add_argument("--config", type=Path, help="JSON config file (default: $GRAPHMEM_CONFIG, ./graphmem.json, $GRAPHMEM_HOME/config.json)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
 
 

@@ -214,7 +214,7 @@ def add_cli(sub: Any, scope_args: Callable[[argparse.ArgumentParser], None]) -> 
     p.add_argument("--memories", type=Path, help="memories exported from mem0 (JSON: get_all's result or its list)")
     p.add_argument("--reextract", action="store_true", help="rebuild the graph from the imported memories (LLM calls)")
     scope_args(p)
-    p.add_argument("--config", type=Path, help="JSON config file (default: $GRAPHMEM_CONFIG)")
+    p.add_argument("--config", type=Path, help="JSON config file (default: $GRAPHMEM_CONFIG, ./graphmem.json, $GRAPHMEM_HOME/config.json)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
 
 

@@ -20,7 +20,7 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     p.add_argument("--max-body-bytes", type=int, default=1_000_000, help="largest request body accepted (default 1 MB)")
     p.add_argument("--workers", type=int, default=16, help="engine threads serving requests (default 16)")
-    p.add_argument("--config", type=Path, help="JSON config file (default: $GRAPHMEM_CONFIG)")
+    p.add_argument("--config", type=Path, help="JSON config file (default: $GRAPHMEM_CONFIG, ./graphmem.json, $GRAPHMEM_HOME/config.json)")
 
     p = sub.add_parser("mcp", help="run the MCP server (stdio, or --http)",
                        description="Serve graphmem's memory tools to MCP clients (Claude Desktop, Cursor, coding "
@@ -34,7 +34,7 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--http", action="store_true", help="streamable HTTP instead of stdio")
     p.add_argument("--host", default="127.0.0.1", help="HTTP interface (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765)")
-    p.add_argument("--config", type=Path, help="JSON config file (default: $GRAPHMEM_CONFIG)")
+    p.add_argument("--config", type=Path, help="JSON config file (default: $GRAPHMEM_CONFIG, ./graphmem.json, $GRAPHMEM_HOME/config.json)")
 
 
 def run(ns: argparse.Namespace, config: dict[str, Any] | None) -> int:
