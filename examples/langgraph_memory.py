@@ -1,7 +1,7 @@
 """A LangGraph agent with graphmem long-term memory: recall -> respond -> remember.
 
     pip install 'graphmem[langgraph]'
-    OPENAI_API_KEY=... python examples/langgraph_memory.py
+    python examples/langgraph_memory.py      # offline with the fake model, or OpenAI with OPENAI_API_KEY
 
 ``respond`` stands in for your model call: it receives the recalled memories in the state. Each run
 names its user in the config, so memories never cross users.
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from _models import models
 from langgraph.graph import END, START, MessagesState, StateGraph
 
 from graphmem import Memory
@@ -39,8 +40,11 @@ def build(memory: Memory) -> Any:
     return graph.compile()
 
 
+SCRIPT = [{"text": "I moved to Lisbon last year", "facts": ["Lives in Lisbon since last year"],
+           "entities": [("I", "person"), ("Lisbon", "city")], "relations": [("I", "lives_in", "Lisbon")]}]
+
 if __name__ == "__main__":
-    with Memory() as memory:
+    with models(SCRIPT) as config, Memory(config) as memory:
         agent = build(memory)
         config = {"configurable": {"user_id": "alice"}}
         agent.invoke({"messages": [{"role": "user", "content": "I moved to Lisbon last year"}]}, config)

@@ -545,16 +545,17 @@ def _checked_metadata(metadata: Any) -> dict[str, Any]:
         return {}
     if not isinstance(metadata, dict) or not all(isinstance(k, str) for k in metadata):
         raise InvalidInputError("metadata must be a dict with string keys")
-    for key in metadata:
-        check_metadata_key(key, f"metadata.{key}")
     try:
         text = json.dumps(metadata, allow_nan=False, ensure_ascii=False)
         text.encode("utf-8")  # a lone surrogate cannot be stored as text by either store
-        return json.loads(text)
+        checked = json.loads(text)
     except UnicodeEncodeError as exc:
         raise InvalidInputError("metadata holds a lone surrogate character (not valid Unicode text)") from exc
     except (TypeError, ValueError) as exc:
         raise InvalidInputError(f"metadata is not JSON-serialisable: {exc}") from exc
+    for key in checked:  # keys a filter could not name are refused with the filter's message
+        check_metadata_key(key, f"metadata.{key}")
+    return checked
 
 
 def _check_text(name: str, value: str) -> str:
