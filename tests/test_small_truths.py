@@ -87,3 +87,19 @@ def test_cli_says_when_there_are_no_memories(tmp_path, capsys):
     assert "Deleted 1 memories" in out
     assert main(["get-all", "--user", "u", "--config", str(config)]) == 0
     assert capsys.readouterr().out.splitlines() == ["(no memories)", "(no relations)"]
+
+
+def test_the_demo_lines_the_readme_shows_are_what_the_demo_prints(tmp_path, monkeypatch, capsys):
+    from pathlib import Path
+
+    from graphmem.cli import main
+
+    for var in ("OPENAI_API_KEY", "GRAPHMEM_LLM_BASE_URL", "GRAPHMEM_BASE_URL", "GRAPHMEM_CONFIG"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("GRAPHMEM_HOME", str(tmp_path))
+    assert main(["demo"]) == 0
+    printed = capsys.readouterr().out
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    shown = [line for line in readme.splitlines() if line.startswith("> ") and "[LLM calls" in line]
+    for line in shown:  # whatever the README chooses to show of the demo, it is what the demo prints
+        assert line in printed.splitlines(), line
