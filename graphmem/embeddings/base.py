@@ -132,24 +132,6 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float:
 PROVIDERS = ("hashing", "onnx", "openai")
 
 
-def _onnx_model_dir(config: dict) -> dict:
-    """``model`` (a repository name, downloaded once: embeddings/hub.py) or ``model_dir`` (a folder)."""
-    from graphmem.errors import ConfigError
-
-    config = dict(config)
-    name, revision, cache = config.pop("model", None), config.pop("revision", "main"), config.pop("cache_dir", None)
-    if name is not None and "model_dir" in config:
-        raise ConfigError("the onnx embedder takes model (a name to download) or model_dir (a folder), not both")
-    if name is not None:
-        from graphmem.embeddings.hub import model_folder
-
-        config["model_dir"] = str(model_folder(name, revision, cache))
-    if "model_dir" not in config:
-        raise ConfigError("the onnx embedder needs config['model'] (e.g. 'sentence-transformers/all-MiniLM-L6-v2', "
-                          "downloaded once) or config['model_dir'] (a folder with model.onnx and tokenizer.json)")
-    return config
-
-
 def create_embedder(provider: str, config: dict | None = None) -> Embedder:
     """Build an embedder by provider name; ``config`` holds the constructor's keyword arguments.
 
@@ -173,7 +155,6 @@ def create_embedder(provider: str, config: dict | None = None) -> Embedder:
         from graphmem.embeddings.onnx import OnnxEmbedder
 
         cls = OnnxEmbedder
-        config = _onnx_model_dir(config)
     elif key == "openai":
         from graphmem.embeddings.openai import OpenAIEmbedder
 

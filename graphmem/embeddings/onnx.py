@@ -63,6 +63,20 @@ def _display_name(model_dir: Path) -> str:
     return name
 
 
+def _model_folder(model_dir: str | os.PathLike[str] | None, model: str | None, revision: str,
+                  cache_dir: str | os.PathLike[str] | None) -> str | os.PathLike[str]:
+    if model is not None and model_dir is not None:
+        raise ConfigError("the onnx embedder takes model (a name to download) or model_dir (a folder), not both")
+    if model is not None:
+        from graphmem.embeddings.hub import model_folder
+
+        return model_folder(model, revision, cache_dir)
+    if model_dir is None:
+        raise ConfigError("the onnx embedder needs config['model'] (e.g. 'sentence-transformers/all-MiniLM-L6-v2', "
+                          "downloaded once) or config['model_dir'] (a folder with model.onnx and tokenizer.json)")
+    return model_dir
+
+
 class OnnxEmbedder(Embedder):
     """Sentence embeddings from ``model_dir/model.onnx`` and ``model_dir/tokenizer.json``.
 
@@ -74,12 +88,18 @@ class OnnxEmbedder(Embedder):
 
     def __init__(
         self,
-        model_dir: str | os.PathLike[str],
+        model_dir: str | os.PathLike[str] | None = None,
         max_length: int = 256,
         batch_size: int = 32,
         threads: int | None = None,
+        model: str | None = None,
+        revision: str = "main",
+        cache_dir: str | os.PathLike[str] | None = None,
     ) -> None:
+        """``model_dir`` (a folder) or ``model`` (a repository name, downloaded once at ``revision``
+        into ``cache_dir``: embeddings/hub.py)."""
         super().__init__()
+        model_dir = _model_folder(model_dir, model, revision, cache_dir)
         if not isinstance(max_length, int) or max_length < 2:
             raise ConfigError(f"OnnxEmbedder max_length must be an integer >= 2, got {max_length!r}")
         if not isinstance(batch_size, int) or batch_size < 1:
