@@ -117,6 +117,9 @@ def create_app(memory: AsyncMemory, tenants: Tenants | None, *, max_body: int = 
         found = await memory.get_all(**scope, include_invalidated=include_invalidated, limit=limit)
         return {"relations": found["relations"]}
 
+    from graphmem.server.ui import mount_inspector  # here: ui.py builds on this module's key rules
+
+    mount_inspector(app, memory)
     return app
 
 

@@ -1,0 +1,501 @@
+/* graphmem memory inspector. Plain JavaScript, no build step; cytoscape.js (vendored) draws the graph.
+ * The API key lives in sessionStorage only and travels in the X-API-Key header, never in a URL.
+ * Untrusted text (memories, names) is only ever set as textContent, never parsed as HTML. */
+"use strict";
+
+const KEY_SLOT = "graphmem-inspector-key";
+/** Above this many entities drawn, the drawing shows the neighbourhood of one entity only. */
+const DRAW_LIMIT = 250;
+/** Rows of the relation list written at once (the filter narrows the rest). */
+const LIST_LIMIT = 500;
+const PALETTE = ["#2458c6", "#c0392b", "#16a085", "#8e44ad", "#d68910", "#2e86c1", "#7d6608", "#c2185b", "#138d75", "#6c3483"];
+
+const state = { user: null, asOf: null, graph: null, focus: null, span: null, entity: null, auth: true };
+const $ = (id) => document.getElementById(id);
+window.inspectorTimes = {};
+
+// --- API -----------------------------------------------------------------------------------------
+
+async function api(method, path, params, body) {
+  const url = new URL(path, location.origin);
+  for (const [k, v] of Object.entries(params || {})) if (v !== null && v !== undefined && v !== "") url.searchParams.set(k, v);
+  const headers = { Accept: "application/json" };
+  const key = sessionStorage.getItem(KEY_SLOT);
+  if (key) headers["X-API-Key"] = key;
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  let response;
+  try {
+    response = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), cache: "no-store" });
+  } catch (err) {
+    throw new ApiError(0, `the server did not answer (${err.message})`);
+  }
+  const text = await response.text();
+  if (!response.ok) throw new ApiError(response.status, describe(text, response.statusText));
+  return { text, json: () => JSON.parse(text) };
+}
+
+class ApiError extends Error {
+  constructor(status, message) { super(status ? `${status}: ${message}` : message); this.status = status; }
+}
+
+function describe(text, fallback) {
+  try {
+    const detail = JSON.parse(text).detail;
+    if (typeof detail === "string") return detail;
+    return JSON.stringify(detail);
+  } catch (_) { return fallback || "request failed"; }
+}
+
+async function getJson(path, params) { return (await api("GET", path, params)).json(); }
+
+// --- messages ------------------------------------------------------------------------------------
+
+function showError(err) {
+  const box = $("error");
+  box.textContent = err instanceof Error ? err.message : String(err);
+  box.hidden = false;
+  if (err && err.status === 401) askKey();
+}
+function clearError() { $("error").hidden = true; $("error").textContent = ""; }
+function status(text) { $("status").textContent = text; }
+async function guarded(task) {
+  clearError();
+  try { await task(); } catch (err) { showError(err); }
+}
+
+// --- key and session -----------------------------------------------------------------------------
+
+function askKey() {
+  $("key-form").hidden = false;
+  $("api-key").focus();
+}
+
+async function startSession() {
+  try {
+    const who = await getJson("/ui/api/session");
+    state.auth = who.auth;
+    $("who").textContent = who.auth ? `key "${who.tenant}": ${who.users}` : "no key needed (--no-auth)";
+    $("key-form").hidden = true;
+    $("forget-key").hidden = !sessionStorage.getItem(KEY_SLOT);
+    return true;
+  } catch (err) {
+    if (err.status === 401) { askKey(); return false; }
+    showError(err);
+    return false;
+  }
+}
+
+// --- opening a user ------------------------------------------------------------------------------
+
+function clearUser() {
+  state.graph = null; state.entity = null;
+  $("main").hidden = true;
+  for (const id of ["memories", "relations", "timeline"]) $(id).tBodies[0].replaceChildren();
+  $("entity-memories").replaceChildren();
+  $("history").hidden = true;
+  if (window.inspectorCy) { window.inspectorCy.destroy(); window.inspectorCy = null; }
+}
+
+async function openUser(user, asOf) {
+  clearError();
+  clearUser();
+  state.user = user; state.asOf = asOf || null; state.focus = null;
+  $("user-id").value = user;
+  rememberInUrl();
+  status(`loading ${user}…`);
+  try {
+    await Promise.all([listMemories(), loadGraph()]);
+  } catch (err) {
+    clearUser();
+    status("");
+    showError(err);
+    return;
+  }
+  $("main").hidden = false;
+  status(`user ${user}`);
+  if (state.graph) drawGraph();
+}
+
+function rememberInUrl() {
+  const url = new URL(location.href);
+  url.search = "";
+  if (state.user) url.searchParams.set("user_id", state.user);
+  if (state.asOf) url.searchParams.set("as_of", state.asOf);
+  history.replaceState(null, "", url);
+}
+
+// --- memories ------------------------------------------------------------------------------------
+
+async function listMemories() {
+  const data = await getJson("/ui/api/memories", {
+    user_id: state.user, include_invalidated: $("show-retired-memories").checked, filters: $("filters").value.trim(),
+  });
+  $("memories-caption").textContent = `${data.results.length} memories`;
+  renderMemories(data.results, false);
+}
+
+async function searchMemories() {
+  const query = $("query").value.trim();
+  if (!query) return listMemories();
+  const filters = $("filters").value.trim();
+  const body = { query, user_id: state.user, limit: 50 };
+  if (filters) {
+    try { body.filters = JSON.parse(filters); } catch (err) { throw new Error(`metadata filters are not JSON: ${err.message}`); }
+  }
+  const data = (await api("POST", "/search", null, body)).json();
+  let hits = data.results;
+  if (!$("show-retired-memories").checked) hits = hits.filter((m) => !m.invalid_at);
+  $("memories-caption").textContent = `${hits.length} hits for “${query}” (fused score, then each signal)`;
+  renderMemories(hits, true);
+}
+
+function renderMemories(items, scored) {
+  const rows = items.map((m) => {
+    const tr = document.createElement("tr");
+    if (m.invalid_at) tr.className = "retired";
+    tr.dataset.id = m.id;
+    tr.append(cell(m.memory), scoreCell(m, scored), cell(span(m.valid_at, m.invalid_at)),
+      cell(`${short(m.created_at)} / ${short(m.updated_at)}`), cell(m.metadata ? JSON.stringify(m.metadata) : ""),
+      actionsCell(m));
+    return tr;
+  });
+  $("memories").tBodies[0].replaceChildren(...rows);
+}
+
+function scoreCell(m, scored) {
+  const td = document.createElement("td");
+  if (!scored || m.score === undefined) return td;
+  td.append(document.createTextNode(Number(m.score).toFixed(4)));
+  const parts = Object.entries(m.scores || {}).map(([k, v]) => `${k} ${Number(v).toFixed(3)}`);
+  const small = document.createElement("div");
+  small.className = "scores";
+  small.textContent = parts.join(" · ");
+  td.append(small);
+  return td;
+}
+
+function actionsCell(m) {
+  const td = document.createElement("td");
+  td.append(button("History", `history of memory: ${m.memory}`, () => guarded(() => showHistory(m))));
+  if (!m.invalid_at) {
+    td.append(" ", button("Delete…", `delete memory: ${m.memory}`, () => confirmThen(
+      `Delete the memory “${m.memory}”? Its history keeps a DELETE event.`, () => deleteMemory(m))));
+  }
+  return td;
+}
+
+async function showHistory(m) {
+  const events = await getJson("/ui/api/history", { user_id: state.user, memory_id: m.id });
+  const rows = events.map((e) => row([e.event, e.old_memory || "", e.new_memory || "", short(e.created_at || e.updated_at)]));
+  const box = $("history");
+  box.querySelector("tbody").replaceChildren(...rows);
+  $("history-title").textContent = `History of “${m.memory}”`;
+  box.hidden = false;
+  $("history-title").scrollIntoView({ block: "nearest" });
+}
+
+async function deleteMemory(m) {
+  await api("DELETE", "/ui/api/memory", { user_id: state.user, memory_id: m.id });
+  status(`deleted memory ${m.id}`);
+  await listMemories();
+}
+
+// --- graph ---------------------------------------------------------------------------------------
+
+async function loadGraph() {
+  const started = performance.now();
+  const response = await api("GET", "/ui/api/graph", { user_id: state.user, as_of: state.asOf });
+  const graph = response.json();
+  window.inspectorTimes.graphBytes = response.text.length;
+  window.inspectorTimes.graphFetchMs = performance.now() - started;
+  state.graph = graph;
+  state.span = timeSpan(graph.relations);
+  const names = graph.entities.map((e) => option(e.name));
+  $("entity-names").replaceChildren(...names);
+  syncSlider();
+  renderRelations();
+}
+
+function timeSpan(relations) {
+  const times = [];
+  for (const r of relations) for (const t of [r.valid_at, r.invalid_at, r.created_at]) if (t) times.push(Date.parse(t));
+  const now = Date.now();
+  const first = times.length ? Math.min(...times) : now - 86400000;
+  return { first: first - 86400000, last: Math.max(now, ...times) };
+}
+
+function syncSlider() {
+  const { first, last } = state.span;
+  const at = state.asOf ? Date.parse(state.asOf) : last;
+  $("as-of-slider").value = String(Math.round(((at - first) / (last - first)) * 1000));
+  $("as-of-label").textContent = state.asOf ? state.asOf : "now";
+  $("as-of").value = state.asOf || "";
+}
+
+function sliderMoved(final) {
+  const { first, last } = state.span;
+  const value = Number($("as-of-slider").value);
+  const at = value >= 1000 ? null : new Date(first + ((last - first) * value) / 1000).toISOString();
+  $("as-of-label").textContent = at ? at.slice(0, 10) : "now";
+  if (final) setAsOf(at);
+}
+
+async function setAsOf(at) {
+  state.asOf = at;
+  rememberInUrl();
+  await guarded(async () => { await loadGraph(); drawGraph(); });
+}
+
+function shownRelations() {
+  const retired = $("show-retired").checked;
+  return state.graph.relations.filter((r) => r.holds || retired);
+}
+
+function renderRelations() {
+  const needle = $("relation-filter").value.trim().toLowerCase();
+  let shown = shownRelations();
+  if (needle) shown = shown.filter((r) => `${r.source} ${r.relationship} ${r.destination}`.toLowerCase().includes(needle));
+  const rows = shown.slice(0, LIST_LIMIT).map((r) => {
+    const tr = document.createElement("tr");
+    if (!r.holds) tr.className = "retired";
+    tr.dataset.id = r.id;
+    tr.append(entityCell(r.source), cell(r.relationship), entityCell(r.destination), cell(short(r.valid_at)),
+      cell(short(r.invalid_at)), cell(r.holds ? "holds" : "retired"));
+    return tr;
+  });
+  $("relations").tBodies[0].replaceChildren(...rows);
+  $("relations-more").textContent = shown.length > LIST_LIMIT ? `${shown.length - LIST_LIMIT} more: narrow the filter` : "";
+}
+
+function drawGraph() {
+  if (typeof cytoscape !== "function") { showError(new Error("the graph library did not load")); return; }
+  const started = performance.now();
+  const { nodes, edges, note } = drawnElements();
+  if (window.inspectorCy) window.inspectorCy.destroy();
+  const cy = cytoscape({
+    container: $("cy"), elements: [...nodes, ...edges], style: graphStyle(), wheelSensitivity: 0.3,
+    layout: layoutFor(nodes.length),
+  });
+  cy.on("tap", "node", (evt) => guarded(() => openEntity(evt.target.data("label"))));
+  window.inspectorCy = cy;
+  const ms = performance.now() - started;
+  window.inspectorTimes.graphRenderMs = ms;
+  window.inspectorTimes.drawnNodes = nodes.length;
+  $("graph-caption").textContent = `${state.graph.entities.length} entities, ${shownRelations().length} relations` +
+    (state.asOf ? ` as of ${state.asOf}` : " now") + (note ? `; ${note}` : "");
+  document.body.dataset.graphDrawn = String(Date.now());
+}
+
+function drawnElements() {
+  const relations = shownRelations();
+  const byId = new Map(state.graph.entities.map((e) => [e.id, e]));
+  let ids = new Set();
+  for (const r of relations) { ids.add(r.source_id); ids.add(r.destination_id); }
+  const self = state.graph.entities.find((e) => e.name === state.graph.self);
+  if (self) ids.add(self.id);
+  let note = "";
+  if (ids.size > DRAW_LIMIT) {
+    const centre = pickCentre(relations, self);
+    ids = neighbourhood(relations, centre.id);
+    note = `drawing the neighbourhood of “${centre.name}” (${ids.size} of ${byId.size} entities; centre on another entity to move)`;
+  }
+  const nodes = [...ids].filter((id) => byId.has(id)).map((id) => nodeElement(byId.get(id), self));
+  const edges = relations.filter((r) => ids.has(r.source_id) && ids.has(r.destination_id)).map(edgeElement);
+  return { nodes, edges, note };
+}
+
+function pickCentre(relations, self) {
+  const wanted = state.focus && state.graph.entities.find((e) => e.name.toLowerCase() === state.focus.toLowerCase());
+  return wanted || self || state.graph.entities[0];
+}
+
+function neighbourhood(relations, centreId) {
+  const ids = new Set([centreId]);
+  for (const r of relations) {
+    if (ids.size >= DRAW_LIMIT) break;
+    if (r.source_id === centreId) ids.add(r.destination_id);
+    else if (r.destination_id === centreId) ids.add(r.source_id);
+  }
+  return ids;
+}
+
+function nodeElement(e, self) {
+  return { data: { id: e.id, label: e.name, type: e.entity_type || "entity", colour: colourOf(e.entity_type), self: self && e.id === self.id ? 1 : 0 } };
+}
+
+function edgeElement(r) {
+  return { data: { id: r.id, source: r.source_id, target: r.destination_id, label: r.relationship, retired: r.holds ? 0 : 1 } };
+}
+
+function colourOf(type) {
+  let h = 0;
+  for (const ch of String(type || "")) h = (h * 31 + ch.codePointAt(0)) >>> 0;
+  return PALETTE[h % PALETTE.length];
+}
+
+function graphStyle() {
+  return [
+    { selector: "node", style: { label: "data(label)", "background-color": "data(colour)", "font-size": 10, width: 18, height: 18, color: "#1d2330" } },
+    { selector: "node[self = 1]", style: { shape: "star", width: 30, height: 30, "border-width": 3, "border-color": "#000" } },
+    { selector: "edge", style: { label: "data(label)", "font-size": 8, "curve-style": "bezier", "target-arrow-shape": "triangle", width: 1.5, "line-color": "#8a93a6", "target-arrow-color": "#8a93a6", color: "#5b6475" } },
+    { selector: "edge[retired = 1]", style: { "line-style": "dashed", "line-color": "#c9ccd3", "target-arrow-color": "#c9ccd3" } },
+  ];
+}
+
+function layoutFor(count) {
+  if (count <= 80) return { name: "cose", animate: false, randomize: false, nodeRepulsion: () => 9000, idealEdgeLength: () => 90 };
+  return { name: "concentric", animate: false, minNodeSpacing: 12, concentric: (n) => n.data("self") ? 10 : n.degree(), levelWidth: () => 2 };
+}
+
+// --- entity --------------------------------------------------------------------------------------
+
+async function openEntity(name) {
+  const data = await getJson("/ui/api/entity", { user_id: state.user, name });
+  state.entity = data.entity;
+  $("entity-title").textContent = `Entity “${data.entity}”`;
+  const rows = data.relations.map((r) => {
+    const tr = row([r.source, r.relationship, r.destination, short(r.valid_at), short(r.invalid_at), short(r.created_at), short(r.expired_at)]);
+    if (r.invalid_at || r.expired_at) tr.className = "retired";
+    return tr;
+  });
+  $("timeline").tBodies[0].replaceChildren(...rows);
+  $("entity-memories").replaceChildren(...data.memories.map((m) => { const li = document.createElement("li"); li.textContent = m.memory; return li; }));
+  $("forget-entity").hidden = false;
+  selectTab("entity");
+}
+
+async function forgetEntity() {
+  const name = state.entity;
+  const result = (await api("DELETE", "/ui/api/entity", { user_id: state.user, name })).json();
+  status(`forgot “${name}”: ${result.entities} entities, ${result.memories} memories`);
+  $("entity-title").textContent = `“${name}” was forgotten`;
+  $("timeline").tBodies[0].replaceChildren();
+  $("entity-memories").replaceChildren();
+  $("forget-entity").hidden = true;
+  state.entity = null;
+  await Promise.all([listMemories(), loadGraph()]);
+  drawGraph();
+}
+
+// --- export and forget the user ------------------------------------------------------------------
+
+async function exportAs(format) {
+  const response = await api("GET", "/ui/api/export", { user_id: state.user, format });
+  const blob = new Blob([response.text], { type: format === "json" ? "application/json" : "application/graphml+xml" });
+  const link = document.createElement("a");
+  link.href = URL.createObjectURL(blob);
+  link.download = `graphmem-${state.user}.${format}`;
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(link.href), 10000);
+  status(`exported ${format} (${response.text.length} bytes)`);
+}
+
+async function forgetUser() {
+  const user = state.user;
+  await api("DELETE", "/ui/api/user", { user_id: user });
+  await openUser(user, null);
+  status(`forgot everything of ${user}`);
+}
+
+// --- small DOM helpers ---------------------------------------------------------------------------
+
+function cell(text) { const td = document.createElement("td"); td.textContent = text ?? ""; return td; }
+function row(values) { const tr = document.createElement("tr"); tr.append(...values.map(cell)); return tr; }
+function option(value) { const o = document.createElement("option"); o.value = value; return o; }
+function short(t) { return t ? t.replace("T", " ").replace(/(\.\d+)?(\+00:00|Z)$/, "") : ""; }
+function span(from, to) { return `${short(from) || "…"} → ${short(to) || "now"}`; }
+
+function button(text, label, onClick) {
+  const b = document.createElement("button");
+  b.type = "button"; b.textContent = text; b.setAttribute("aria-label", label);
+  b.addEventListener("click", onClick);
+  return b;
+}
+
+function entityCell(name) {
+  const td = document.createElement("td");
+  const b = button(name, `open entity ${name}`, () => guarded(() => openEntity(name)));
+  b.className = "link";
+  td.append(b);
+  return td;
+}
+
+function confirmThen(text, action) {
+  const dialog = $("confirm");
+  $("confirm-text").textContent = text;
+  dialog.returnValue = "";
+  dialog.addEventListener("close", () => { if (dialog.returnValue === "ok") guarded(action); }, { once: true });
+  dialog.showModal();
+  $("confirm-cancel").focus();
+}
+
+// --- tabs ----------------------------------------------------------------------------------------
+
+const TABS = ["memories", "graph", "entity", "corrections"];
+
+function selectTab(name) {
+  for (const t of TABS) {
+    const on = t === name;
+    $(`tab-${t}`).setAttribute("aria-selected", String(on));
+    $(`tab-${t}`).tabIndex = on ? 0 : -1;
+    $(`panel-${t}`).hidden = !on;
+  }
+  if (name === "graph" && window.inspectorCy) { window.inspectorCy.resize(); window.inspectorCy.fit(undefined, 20); }
+}
+
+function tabKeys(evt) {
+  const at = TABS.indexOf(evt.target.id.replace("tab-", ""));
+  const step = { ArrowRight: 1, ArrowLeft: -1 }[evt.key];
+  if (at < 0 || !step) return;
+  const next = TABS[(at + step + TABS.length) % TABS.length];
+  selectTab(next);
+  $(`tab-${next}`).focus();
+}
+
+// --- wiring --------------------------------------------------------------------------------------
+
+function wire() {
+  $("open-form").addEventListener("submit", (e) => { e.preventDefault(); openUser($("user-id").value.trim(), null); });
+  $("key-form").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    sessionStorage.setItem(KEY_SLOT, $("api-key").value);
+    $("api-key").value = "";
+    clearError();
+    if (await startSession() && state.user) await openUser(state.user, state.asOf);
+  });
+  $("forget-key").addEventListener("click", () => { sessionStorage.removeItem(KEY_SLOT); clearUser(); location.reload(); });
+  $("search-form").addEventListener("submit", (e) => { e.preventDefault(); guarded(searchMemories); });
+  $("list-all").addEventListener("click", () => { $("query").value = ""; guarded(listMemories); });
+  $("show-retired-memories").addEventListener("change", () => guarded(searchMemories));
+  $("as-of-slider").addEventListener("input", () => sliderMoved(false));
+  $("as-of-slider").addEventListener("change", () => sliderMoved(true));
+  $("as-of-go").addEventListener("click", () => setAsOf($("as-of").value.trim() || null));
+  $("as-of-now").addEventListener("click", () => setAsOf(null));
+  $("show-retired").addEventListener("change", () => { renderRelations(); drawGraph(); });
+  $("relation-filter").addEventListener("input", renderRelations);
+  $("focus-go").addEventListener("click", () => { state.focus = $("focus").value.trim() || null; drawGraph(); });
+  $("forget-entity").addEventListener("click", () => confirmThen(
+    `Forget “${state.entity}”? This erases the entity, its relations and every memory that mentions it.`, forgetEntity));
+  $("export-json").addEventListener("click", () => guarded(() => exportAs("json")));
+  $("export-graphml").addEventListener("click", () => guarded(() => exportAs("graphml")));
+  $("forget-user").addEventListener("click", () => confirmThen(
+    `Forget everything of user “${state.user}”? This cannot be undone.`, forgetUser));
+  for (const t of TABS) {
+    $(`tab-${t}`).addEventListener("click", () => selectTab(t));
+    $(`tab-${t}`).addEventListener("keydown", tabKeys);
+  }
+}
+
+async function boot() {
+  wire();
+  const params = new URLSearchParams(location.search);
+  state.user = params.get("user_id");
+  state.asOf = params.get("as_of");
+  if (state.user) $("user-id").value = state.user;
+  if (await startSession() && state.user) await openUser(state.user, state.asOf);
+  document.body.dataset.ready = "1";
+}
+
+document.addEventListener("DOMContentLoaded", boot);

@@ -1,0 +1,290 @@
+"""The memory inspector at /ui (graphmem/server/ui.py, graphmem/ui/) in a real headless chromium,
+against the REST app under uvicorn on 127.0.0.1, on both stores, with tenant keys.
+
+The story (test_browser.load_story): the user's names and badminton (2024-01-10), the sister and her
+dog (2024-03-01), badminton retired on 2024-06-15. Screenshots go to $GRAPHMEM_SCREENSHOTS (default
+/tmp/graphmem-screens), one folder per store; they are never committed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import pytest
+from conftest import TEST_DIMS
+from helpers import make_memory
+from servers import free_port
+from test_browser import chrome, load_story  # noqa: F401 - chrome is a fixture
+
+from graphmem.aio import AsyncMemory
+from graphmem.server.access import Tenant, Tenants, hash_key
+from graphmem.server.rest import create_app
+from graphmem.types import Scope
+
+SCREENS = Path(os.environ.get("GRAPHMEM_SCREENSHOTS", "/tmp/graphmem-screens"))
+BEFORE_END, AFTER_END = "2024-04-01", "2024-07-01"
+SECRET = "the vault code is 7781 at Zanzibar"
+
+
+@contextmanager
+def serving(memory, tenants: Tenants | None) -> Iterator[str]:
+    """The REST app (with /ui) under uvicorn in a thread; yields its base URL."""
+    import uvicorn
+
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(create_app(AsyncMemory(memory=memory), tenants), host="127.0.0.1", port=port,
+                                           log_level="warning", access_log=False))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(20)
+
+
+@pytest.fixture
+def world(store, server, tmp_path):
+    """Two users of two tenants: alice (the story and two memories) and bob (a secret)."""
+    alice, bob = f"alice-{uuid.uuid4().hex[:8]}", f"bob-{uuid.uuid4().hex[:8]}"
+    keys = {"alice": "ka-" + uuid.uuid4().hex, "bob": "kb-" + uuid.uuid4().hex}
+    tenants = Tenants({hash_key(keys["alice"]): Tenant("alice-app", frozenset({alice})),
+                       hash_key(keys["bob"]): Tenant("bob-app", frozenset({bob}))})
+    memory = make_memory(server, store, TEST_DIMS, history_db_path=str(tmp_path / "history.db"))
+    load_story(store, Scope.of(user_id=alice), TEST_DIMS)
+    memory.add([{"role": "user", "content": "I love playing badminton on Sundays"}], user_id=alice, infer=False,
+               metadata={"topic": "sport"})
+    memory.add([{"role": "user", "content": "My sister Jesica has a dog"}], user_id=alice, infer=False,
+               metadata={"topic": "family"})
+    memory.add([{"role": "user", "content": SECRET}], user_id=bob, infer=False)
+    try:
+        with serving(memory, tenants) as url:
+            yield {"url": url, "alice": alice, "bob": bob, "keys": keys, "store": store, "memory": memory}
+    finally:
+        for user in (alice, bob):
+            store.delete_all(Scope.of(user_id=user))
+
+
+def screens(store) -> Path:
+    folder = SCREENS / ("neo4j" if hasattr(store, "url") else "embedded")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def api(world, key: str, path: str, method: str = "GET", **params) -> httpx.Response:
+    return httpx.request(method, world["url"] + path, params=params, headers={"X-API-Key": world["keys"][key]}, timeout=30)
+
+
+# --- browser helpers -------------------------------------------------------------------------------
+
+
+def wait(driver, condition, timeout: float = 30):
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, timeout).until(condition)
+
+
+def by_id(driver, element_id: str):
+    from selenium.webdriver.common.by import By
+
+    return driver.find_element(By.ID, element_id)
+
+
+def table_text(driver, element_id: str) -> str:
+    """The rows' text, one line per row (shown or on a hidden tab)."""
+    return driver.execute_script(
+        "return [...document.getElementById(arguments[0]).tBodies[0].rows].map(r => r.innerText || r.textContent).join('\\n')",
+        element_id)
+
+
+def sign_in(driver, world, user: str, as_of: str | None = None) -> None:
+    """Open /ui for ``user``, type alice's key into the key form, wait until the user is shown."""
+    url = f"{world['url']}/ui?user_id={user}" + (f"&as_of={as_of}" if as_of else "")
+    driver.get(url)
+    wait(driver, lambda d: d.find_element("id", "key-form").is_displayed())
+    by_id(driver, "api-key").send_keys(world["keys"]["alice"])
+    by_id(driver, "use-key").click()
+
+
+def shown(driver) -> bool:
+    return by_id(driver, "main").is_displayed() and bool(table_text(driver, "relations"))
+
+
+def open_tab(driver, name: str) -> None:
+    by_id(driver, f"tab-{name}").click()
+    wait(driver, lambda d: d.find_element("id", f"panel-{name}").is_displayed())
+
+
+def graph_drawn_after(driver, before: str | None) -> None:
+    wait(driver, lambda d: d.execute_script("return document.body.dataset.graphDrawn || null") not in (None, before))
+
+
+# --- the test ----------------------------------------------------------------------------------------
+
+
+def test_inspector_for_a_tenant_key(chrome, world):  # noqa: F811 - the fixture imported above
+    """Opens for alice's key, shows her memories and relations, time-travels, shows a timeline,
+    forgets an entity (page and API), and refuses bob's user without leaking anything."""
+    driver, folder = chrome, screens(world["store"])
+    sign_in(driver, world, world["alice"], as_of=BEFORE_END)
+    wait(driver, shown)
+    assert world["keys"]["alice"] not in driver.current_url
+    assert driver.execute_script("return sessionStorage.getItem('graphmem-inspector-key')") == world["keys"]["alice"]
+    _memories_screen(driver, world, folder)
+    _graph_screen(driver, folder)
+    _timeline_screen(driver, folder)
+    _forget_screen(driver, world, folder)
+    _other_tenant(driver, world, folder)
+
+
+def _memories_screen(driver, world, folder: Path) -> None:
+    rows = table_text(driver, "memories")
+    assert "I love playing badminton on Sundays" in rows and "My sister Jesica has a dog" in rows
+    assert SECRET not in driver.page_source
+    by_id(driver, "query").send_keys("badminton")
+    by_id(driver, "search").click()
+    wait(driver, lambda d: "hits for" in d.find_element("id", "memories-caption").text)
+    first = by_id(driver, "memories").find_element("css selector", "tbody tr")
+    assert "badminton" in first.text
+    scores = first.find_element("css selector", ".scores").text
+    assert "vector" in scores and "bm25" in scores, scores
+    driver.save_screenshot(str(folder / "1-memories-search.png"))
+    first.find_element("xpath", ".//button[text()='History']").click()
+    wait(driver, lambda d: d.find_element("id", "history").is_displayed())
+    assert "ADD" in by_id(driver, "history").text
+
+
+def _graph_screen(driver, folder: Path) -> None:
+    """As of April 2024 the retired LOVES_PLAYING holds; the slider moved to now drops it."""
+    open_tab(driver, "graph")
+    relations = table_text(driver, "relations")
+    assert "LOVES_PLAYING" in relations and "HAS_SISTER" in relations and "HAS_PET" in relations
+    assert by_id(driver, "as-of-label").text == BEFORE_END
+    assert driver.execute_script("return window.inspectorCy.edges().map(e => e.data('label'))").count("LOVES_PLAYING") == 1
+    driver.save_screenshot(str(folder / "2-graph-before-slider.png"))
+    from selenium.webdriver.common.keys import Keys
+
+    drawn = driver.execute_script("return document.body.dataset.graphDrawn")
+    by_id(driver, "as-of-slider").send_keys(Keys.END)  # keyboard: the slider to "now"
+    graph_drawn_after(driver, drawn)
+    assert by_id(driver, "as-of-label").text == "now"
+    assert "as_of" not in driver.current_url
+    relations = table_text(driver, "relations")
+    assert "LOVES_PLAYING" not in relations and "HAS_NAME" in relations
+    assert "LOVES_PLAYING" not in driver.execute_script("return window.inspectorCy.edges().map(e => e.data('label'))")
+    driver.save_screenshot(str(folder / "3-graph-after-slider.png"))
+    drawn = driver.execute_script("return document.body.dataset.graphDrawn")
+    by_id(driver, "show-retired").click()  # retired relations drawn dashed and listed as retired
+    graph_drawn_after(driver, drawn)
+    assert "LOVES_PLAYING" in table_text(driver, "relations") and "retired" in table_text(driver, "relations")
+    dashed = driver.execute_script("return window.inspectorCy.edges('[retired = 1]').map(e => e.style('line-style'))")
+    assert dashed and set(dashed) == {"dashed"}
+    by_id(driver, "show-retired").click()
+
+
+def _timeline_screen(driver, folder: Path) -> None:
+    by_id(driver, "as-of").send_keys(BEFORE_END)
+    by_id(driver, "as-of-go").click()
+    wait(driver, lambda d: "LOVES_PLAYING" in table_text(d, "relations"))
+    by_id(driver, "relations").find_element("xpath", ".//button[text()='badminton']").click()
+    wait(driver, lambda d: d.find_element("id", "panel-entity").is_displayed())
+    assert "badminton" in by_id(driver, "entity-title").text
+    timeline = table_text(driver, "timeline")
+    assert "LOVES_PLAYING" in timeline and "2024-01-10" in timeline and "2024-06-15" in timeline
+    assert "I love playing badminton on Sundays" in by_id(driver, "entity-memories").text
+    driver.save_screenshot(str(folder / "4-entity-timeline.png"))
+
+
+def _forget_screen(driver, world, folder: Path) -> None:
+    by_id(driver, "forget-entity").click()
+    wait(driver, lambda d: d.find_element("id", "confirm").is_displayed())
+    driver.save_screenshot(str(folder / "5-forget-confirm.png"))
+    by_id(driver, "confirm-ok").click()
+    wait(driver, lambda d: "forgot" in d.find_element("id", "status").text)
+    assert "was forgotten" in by_id(driver, "entity-title").text
+    open_tab(driver, "graph")
+    wait(driver, lambda d: "badminton" not in table_text(d, "relations"))
+    assert "HAS_SISTER" in table_text(driver, "relations")
+    driver.save_screenshot(str(folder / "6-after-forget.png"))
+    graph = api(world, "alice", "/ui/api/graph", user_id=world["alice"], as_of=BEFORE_END).json()
+    assert "badminton" not in {e["name"] for e in graph["entities"]}
+    assert all("badminton" not in (r["source"], r["destination"]) for r in graph["relations"])
+    memories = api(world, "alice", "/ui/api/memories", user_id=world["alice"], include_invalidated=True).json()["results"]
+    assert [m["memory"] for m in memories] == ["My sister Jesica has a dog"]
+    assert api(world, "alice", "/ui/api/entity", user_id=world["alice"], name="badminton").json()["relations"] == []
+
+
+def _other_tenant(driver, world, folder: Path) -> None:
+    """Alice's key on bob's user: an error on the page, nothing of bob's in it."""
+    driver.get(f"{world['url']}/ui?user_id={world['bob']}")
+    wait(driver, lambda d: d.find_element("id", "error").is_displayed())
+    assert "403" in by_id(driver, "error").text
+    assert not by_id(driver, "main").is_displayed()
+    assert SECRET not in driver.page_source and "Zanzibar" not in driver.page_source
+    driver.save_screenshot(str(folder / "7-other-tenant-refused.png"))
+
+
+def test_inspector_api_keeps_tenants_apart(world):
+    """Every inspector route refuses another tenant's user, and a memory id of another user answers
+    exactly like an unknown one."""
+    alice, bob = world["alice"], world["bob"]
+    bob_memory = api(world, "bob", "/ui/api/memories", user_id=bob).json()["results"][0]["id"]
+    for method, path, params in [("GET", "/ui/api/memories", {}), ("GET", "/ui/api/graph", {}),
+                                 ("GET", "/ui/api/entity", {"name": "Zanzibar"}), ("GET", "/ui/api/export", {}),
+                                 ("DELETE", "/ui/api/entity", {"name": "Zanzibar"}), ("DELETE", "/ui/api/user", {})]:
+        refused = api(world, "alice", path, method, user_id=bob, **params)
+        assert refused.status_code == 403, (path, refused.text)
+        assert SECRET not in refused.text and "Zanzibar" not in refused.text
+    for method, path in [("GET", "/ui/api/history"), ("DELETE", "/ui/api/memory")]:
+        theirs = api(world, "alice", path, method, user_id=alice, memory_id=bob_memory)
+        unknown = api(world, "alice", path, method, user_id=alice, memory_id=str(uuid.uuid4()))
+        assert theirs.status_code == unknown.status_code == 404
+        assert theirs.json()["error"] == unknown.json()["error"] == "NotFoundError"
+    assert httpx.get(world["url"] + "/ui/api/session").status_code == 401
+    assert api(world, "bob", "/ui/api/memories", user_id=bob).json()["results"][0]["memory"] == SECRET
+
+
+def test_inspector_export_and_page_headers(world):
+    """The export holds every relation version and the memories; the page forbids other origins."""
+    alice = world["alice"]
+    doc = api(world, "alice", "/ui/api/export", user_id=alice, format="json").json()
+    assert {r["relationship"] for r in doc["relations"]} >= {"LOVES_PLAYING", "HAS_PET"}
+    assert not next(r for r in doc["relations"] if r["relationship"] == "LOVES_PLAYING")["current"]
+    assert {m["memory"] for m in doc["memories"]} == {"I love playing badminton on Sundays", "My sister Jesica has a dog"}
+    graphml = api(world, "alice", "/ui/api/export", user_id=alice, format="graphml")
+    assert graphml.headers["content-type"].startswith("application/graphml+xml") and "LOVES_PLAYING" in graphml.text
+    assert api(world, "alice", "/ui/api/export", user_id=alice, format="csv").status_code == 400
+    page = httpx.get(world["url"] + "/ui")
+    assert page.status_code == 200 and "script-src 'self'" in page.headers["content-security-policy"]
+    assert httpx.get(world["url"] + "/ui/static/vendor/cytoscape.LICENSE").status_code == 200
+    filtered = api(world, "alice", "/ui/api/memories", user_id=alice, filters=json.dumps({"topic": "family"})).json()
+    assert [m["memory"] for m in filtered["results"]] == ["My sister Jesica has a dog"]
+    assert api(world, "alice", "/ui/api/memories", user_id=alice, filters="{not json").status_code == 400
+
+
+def test_inspector_without_auth_opens_without_a_key(chrome, store, server, tmp_path):  # noqa: F811
+    """A --no-auth server (tenants None): the page opens the user straight away, no key form."""
+    user = f"open-{uuid.uuid4().hex[:8]}"
+    memory = make_memory(server, store, TEST_DIMS, history_db_path=str(tmp_path / "history.db"))
+    load_story(store, Scope.of(user_id=user), TEST_DIMS)
+    try:
+        with serving(memory, None) as url:
+            chrome.get(f"{url}/ui?user_id={user}")
+            wait(chrome, shown)
+            assert not by_id(chrome, "key-form").is_displayed()
+            assert "no key needed" in by_id(chrome, "who").text
+            assert "HAS_PET" in table_text(chrome, "relations")
+    finally:
+        store.delete_all(Scope.of(user_id=user))
