@@ -23,10 +23,12 @@ from conftest import TEST_DIMS
 from helpers import make_memory
 from servers import free_port
 from test_browser import chrome, load_story  # noqa: F401 - chrome is a fixture
+from test_package import wheel  # noqa: F401 - a fixture
 
 from graphmem.aio import AsyncMemory
 from graphmem.server.access import Tenant, Tenants, hash_key
 from graphmem.server.rest import create_app
+from graphmem.server.ui import UI_DIR
 from graphmem.types import Scope
 
 SCREENS = Path(os.environ.get("GRAPHMEM_SCREENSHOTS", "/tmp/graphmem-screens"))
@@ -288,3 +290,14 @@ def test_inspector_without_auth_opens_without_a_key(chrome, store, server, tmp_p
             assert "HAS_PET" in table_text(chrome, "relations")
     finally:
         store.delete_all(Scope.of(user_id=user))
+
+
+def test_wheel_ships_the_inspector(wheel):  # noqa: F811 - the fixture imported from test_package
+    """Every file of graphmem/ui (page, script, styles, the vendored library and its licence) is in the wheel."""
+    import zipfile
+
+    names = set(zipfile.ZipFile(wheel).namelist())
+    files = [p for p in UI_DIR.rglob("*") if p.is_file()]
+    assert {"index.html", "app.js", "app.css", "cytoscape.min.js", "cytoscape.LICENSE"} <= {p.name for p in files}
+    for path in files:
+        assert f"graphmem/ui/{path.relative_to(UI_DIR).as_posix()}" in names

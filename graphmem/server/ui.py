@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import FastAPI, Query, Response
-from fastapi.responses import FileResponse
+from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 
 from graphmem.aio import AsyncMemory
@@ -59,21 +59,22 @@ def _reads(app: FastAPI, memory: AsyncMemory) -> None:
 
     @app.get("/ui/api/memories", summary="Inspector: a user's memories, with mem0 metadata filters (JSON)")
     async def memories(tenant: Caller, user_id: str | None = None, include_invalidated: bool = False,
-                       filters: str | None = None) -> dict[str, Any]:
+                       filters: str | None = None) -> JSONResponse:
         scope = _allowed(tenant, user_id, None, None)
         found = await memory.get_all(**scope, include_invalidated=include_invalidated, limit=MAX_ROWS,
                                      filters=_filters(filters))
-        return {"results": found["results"]}
+        return JSONResponse({"results": found["results"]})
 
     @app.get("/ui/api/graph", summary="Inspector: a user's entities and every relation, marked as holding at as_of")
     async def graph(tenant: Caller, user_id: str | None = None, as_of: str | None = None,
-                    known_at: str | None = None) -> dict[str, Any]:
+                    known_at: str | None = None) -> JSONResponse:
         scope = Scope.of(**_allowed(tenant, user_id, None, None))
         when, known = parse_time(as_of, field_name="as_of"), parse_time(known_at, field_name="known_at")
         entities, relations = await asyncio.to_thread(_scope_graph, memory, scope)
-        return {"user_id": user_id, "self": scope.self_name, "as_of": iso(when), "known_at": iso(known),
-                "entities": [_entity_row(e) for e in entities],
-                "relations": [_relation_row(r, when, known) for r in relations]}
+        # a JSONResponse: FastAPI's validation of a dict return doubled the time of a 5,000-entity user
+        return JSONResponse({"user_id": user_id, "self": scope.self_name, "as_of": iso(when), "known_at": iso(known),
+                             "entities": [_entity_row(e) for e in entities],
+                             "relations": [_relation_row(r, when, known) for r in relations]})
 
     @app.get("/ui/api/entity", summary="Inspector: an entity's timeline and the memories that mention it")
     async def entity(tenant: Caller, name: Annotated[str, Query(min_length=1, max_length=1000)],

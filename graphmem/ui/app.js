@@ -130,7 +130,8 @@ async function listMemories() {
   const data = await getJson("/ui/api/memories", {
     user_id: state.user, include_invalidated: $("show-retired-memories").checked, filters: $("filters").value.trim(),
   });
-  $("memories-caption").textContent = `${data.results.length} memories`;
+  const more = data.results.length > LIST_LIMIT ? ` (the first ${LIST_LIMIT} shown: search or filter for the rest)` : "";
+  $("memories-caption").textContent = `${data.results.length} memories${more}`;
   renderMemories(data.results, false);
 }
 
@@ -150,7 +151,7 @@ async function searchMemories() {
 }
 
 function renderMemories(items, scored) {
-  const rows = items.map((m) => {
+  const rows = items.slice(0, LIST_LIMIT).map((m) => {
     const tr = document.createElement("tr");
     if (m.invalid_at) tr.className = "retired";
     tr.dataset.id = m.id;
@@ -270,17 +271,18 @@ function renderRelations() {
 function drawGraph() {
   if (typeof cytoscape !== "function") { showError(new Error("the graph library did not load")); return; }
   const started = performance.now();
-  const { nodes, edges, note } = drawnElements();
+  const { nodes, edges, note, centre } = drawnElements();
   if (window.inspectorCy) window.inspectorCy.destroy();
   const cy = cytoscape({
-    container: $("cy"), elements: [...nodes, ...edges], style: graphStyle(), wheelSensitivity: 0.3,
-    layout: layoutFor(nodes.length),
+    container: $("cy"), elements: [...nodes, ...edges], style: graphStyle(), wheelSensitivity: 0.3, minZoom: 0.05, maxZoom: 1.6,
+    layout: layoutFor(nodes.length, centre),
   });
   cy.on("tap", "node", (evt) => guarded(() => openEntity(evt.target.data("label"))));
   window.inspectorCy = cy;
   const ms = performance.now() - started;
   window.inspectorTimes.graphRenderMs = ms;
   window.inspectorTimes.drawnNodes = nodes.length;
+  window.inspectorTimes.drawnAt = performance.now();
   $("graph-caption").textContent = `${state.graph.entities.length} entities, ${shownRelations().length} relations` +
     (state.asOf ? ` as of ${state.asOf}` : " now") + (note ? `; ${note}` : "");
   document.body.dataset.graphDrawn = String(Date.now());
@@ -294,14 +296,15 @@ function drawnElements() {
   const self = state.graph.entities.find((e) => e.name === state.graph.self);
   if (self) ids.add(self.id);
   let note = "";
+  let centre = null;
   if (ids.size > DRAW_LIMIT) {
-    const centre = pickCentre(relations, self);
+    centre = pickCentre(relations, self);
     ids = neighbourhood(relations, centre.id);
     note = `drawing the neighbourhood of “${centre.name}” (${ids.size} of ${byId.size} entities; centre on another entity to move)`;
   }
   const nodes = [...ids].filter((id) => byId.has(id)).map((id) => nodeElement(byId.get(id), self));
   const edges = relations.filter((r) => ids.has(r.source_id) && ids.has(r.destination_id)).map(edgeElement);
-  return { nodes, edges, note };
+  return { nodes, edges, note, centre: centre && centre.id };
 }
 
 function pickCentre(relations, self) {
@@ -337,12 +340,14 @@ function graphStyle() {
   return [
     { selector: "node", style: { label: "data(label)", "background-color": "data(colour)", "font-size": 10, width: 18, height: 18, color: "#1d2330" } },
     { selector: "node[self = 1]", style: { shape: "star", width: 30, height: 30, "border-width": 3, "border-color": "#000" } },
-    { selector: "edge", style: { label: "data(label)", "font-size": 8, "curve-style": "bezier", "target-arrow-shape": "triangle", width: 1.5, "line-color": "#8a93a6", "target-arrow-color": "#8a93a6", color: "#5b6475" } },
+    { selector: "edge", style: { label: "data(label)", "font-size": 8, "curve-style": "bezier", "target-arrow-shape": "triangle", width: 1.5, "line-color": "#8a93a6", "target-arrow-color": "#8a93a6", color: "#5b6475",
+      "text-rotation": "autorotate", "text-background-color": "#fff", "text-background-opacity": 0.85, "text-background-padding": 1 } },
     { selector: "edge[retired = 1]", style: { "line-style": "dashed", "line-color": "#c9ccd3", "target-arrow-color": "#c9ccd3" } },
   ];
 }
 
-function layoutFor(count) {
+function layoutFor(count, centre) {
+  if (centre) return { name: "concentric", animate: false, minNodeSpacing: 12, concentric: (n) => (n.id() === centre ? 2 : 1), levelWidth: () => 1 };
   if (count <= 80) return { name: "cose", animate: false, randomize: false, nodeRepulsion: () => 9000, idealEdgeLength: () => 90 };
   return { name: "concentric", animate: false, minNodeSpacing: 12, concentric: (n) => n.data("self") ? 10 : n.degree(), levelWidth: () => 2 };
 }
