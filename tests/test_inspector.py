@@ -256,6 +256,9 @@ def test_inspector_api_keeps_tenants_apart(world):
         assert theirs.json()["error"] == unknown.json()["error"] == "NotFoundError"
     assert httpx.get(world["url"] + "/ui/api/session").status_code == 401
     assert api(world, "bob", "/ui/api/memories", user_id=bob).json()["results"][0]["memory"] == SECRET
+    assert api(world, "bob", "/ui/api/user", "DELETE", user_id=bob).status_code == 200  # bob forgets bob
+    assert api(world, "bob", "/ui/api/memories", user_id=bob, include_invalidated=True).json()["results"] == []
+    assert api(world, "alice", "/ui/api/memories", user_id=alice).json()["results"]  # alice untouched
 
 
 def test_inspector_export_and_page_headers(world):

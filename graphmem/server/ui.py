@@ -48,6 +48,7 @@ def mount_inspector(app: FastAPI, memory: AsyncMemory) -> None:
 
     app.mount("/ui/static", StaticFiles(directory=UI_DIR), name="ui-static")
     _reads(app, memory)
+    _records(app, memory)
     _corrections(app, memory)
 
 
@@ -85,6 +86,8 @@ def _reads(app: FastAPI, memory: AsyncMemory) -> None:
         pattern = name_pattern(timeline["entity"])
         return {**timeline, "memories": [m for m in found["results"] if matches(pattern, m.get("memory"))]}
 
+
+def _records(app: FastAPI, memory: AsyncMemory) -> None:
     @app.get("/ui/api/history", summary="Inspector: every change of one of the user's memories")
     async def history(tenant: Caller, memory_id: Annotated[str, Query(min_length=1, max_length=200)],
                       user_id: str | None = None) -> list[dict[str, Any]]:
