@@ -271,6 +271,7 @@ function renderRelations() {
 function drawGraph() {
   if (typeof cytoscape !== "function") { showError(new Error("the graph library did not load")); return; }
   const started = performance.now();
+  state.drawnHidden = $("panel-graph").hidden || $("main").hidden;
   const { nodes, edges, note, centre } = drawnElements();
   if (window.inspectorCy) window.inspectorCy.destroy();
   const cy = cytoscape({
@@ -348,7 +349,7 @@ function graphStyle() {
 
 function layoutFor(count, centre) {
   if (centre) return { name: "concentric", animate: false, minNodeSpacing: 12, concentric: (n) => (n.id() === centre ? 2 : 1), levelWidth: () => 1 };
-  if (count <= 80) return { name: "cose", animate: false, randomize: false, nodeRepulsion: () => 9000, idealEdgeLength: () => 90 };
+  if (count <= 80) return { name: "cose", animate: false, randomize: true, nodeRepulsion: () => 9000, idealEdgeLength: () => 90 };
   return { name: "concentric", animate: false, minNodeSpacing: 12, concentric: (n) => n.data("self") ? 10 : n.degree(), levelWidth: () => 2 };
 }
 
@@ -447,7 +448,8 @@ function selectTab(name) {
     $(`tab-${t}`).tabIndex = on ? 0 : -1;
     $(`panel-${t}`).hidden = !on;
   }
-  if (name === "graph" && window.inspectorCy) { window.inspectorCy.resize(); window.inspectorCy.fit(undefined, 20); }
+  // a layout computed while the panel was hidden had no room: lay it out again now that it shows
+  if (name === "graph" && state.graph && state.drawnHidden) drawGraph();
 }
 
 function tabKeys(evt) {
