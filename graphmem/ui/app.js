@@ -347,9 +347,15 @@ function graphStyle() {
   ];
 }
 
+function selfRoot() {
+  const self = state.graph.entities.find((e) => e.name === state.graph.self);
+  return self ? [self.id] : undefined;
+}
+
 function layoutFor(count, centre) {
   if (centre) return { name: "concentric", animate: false, minNodeSpacing: 12, concentric: (n) => (n.id() === centre ? 2 : 1), levelWidth: () => 1 };
-  if (count <= 80) return { name: "cose", animate: false, randomize: true, nodeRepulsion: () => 9000, idealEdgeLength: () => 90 };
+  // a personal graph is mostly a tree around the user: laid out breadth first from the user's own node
+  if (count <= 80) return { name: "breadthfirst", animate: false, directed: false, spacingFactor: 1.1, roots: selfRoot() };
   return { name: "concentric", animate: false, minNodeSpacing: 12, concentric: (n) => n.data("self") ? 10 : n.degree(), levelWidth: () => 2 };
 }
 
