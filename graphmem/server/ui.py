@@ -160,10 +160,8 @@ def _relation_row(relation: Relation, as_of: Any, known_at: Any) -> dict[str, An
 
 
 async def _export(memory: AsyncMemory, scope: Scope, format: str) -> tuple[str, str]:
+    """``graphmem export``'s documents (every relation version and the memories), so `graphmem load` reads them."""
     graph = await asyncio.to_thread(read_graph, memory.sync.store, scope, True)
     if format == "graphml":
         return to_graphml(graph), "application/graphml+xml"
-    found = await memory.get_all(**scope.properties(), include_invalidated=True, limit=MAX_ROWS)
-    doc = json.loads(to_json(graph))
-    doc["memories"] = found["results"]
-    return json.dumps(doc, ensure_ascii=False, indent=2) + "\n", "application/json"
+    return to_json(graph), "application/json"
