@@ -179,6 +179,9 @@ class MemoryConfig(_Model):
     retention: RetentionConfig = Field(default_factory=RetentionConfig)
     llm_limits: LLMLimits = Field(default_factory=LLMLimits)
     bulk: BulkConfig = Field(default_factory=BulkConfig)
+    #: "staged": separate tool-calling stages (up to 4 requests); "single_pass": one request per add
+    #: offering the five tools (docs/add-modes.md)
+    add_mode: Literal["staged", "single_pass"] = "staged"
     #: one OpenAI-compatible server for the LLM and an OpenAI-compatible embedder alike (a local
     #: server, graphmem fake-llm): fills llm.config.base_url and, for the openai embedder,
     #: embedder.config.base_url where those are unset. Default: $GRAPHMEM_BASE_URL.

@@ -26,6 +26,7 @@ from graphmem.llm.limits import limited
 from graphmem.messages import for_extraction, parse_messages, verbatim_messages
 from graphmem.pipeline import AddOutcome, AddPipeline
 from graphmem.pipeline.add import log_messages
+from graphmem.pipeline.single_pass import SinglePassPipeline
 from graphmem.results import MemoryResult, SearchResult
 from graphmem.retention import Retention, expiration
 from graphmem.retrieval import SearchPreset, get_preset
@@ -37,6 +38,7 @@ from graphmem.stages.facts import FactExtractionStage
 from graphmem.stages.graph_extraction import SELF_WORDS, GraphExtractionStage
 from graphmem.stages.invalidation import InvalidationStage
 from graphmem.stages.memory_update import MemoryUpdateStage
+from graphmem.stages.single_pass import SinglePassStage
 from graphmem.stages.summary import SummaryStage
 from graphmem.stores.base import GraphStore
 from graphmem.type_filters import TypeFilter
@@ -93,7 +95,7 @@ class Memory:
         self.history_log = History(self.config.history_db_path)
         if not self.store.read_only:  # a reader must not settle the owner's in-flight adds
             self.history_log.repair(self.store.get_memory)
-        self._add = AddPipeline(
+        self._add = self._pipeline(
             store=self.store,
             embedder=self.embedder,
             extraction=GraphExtractionStage(self.graph_llm, self.config.graph_store.custom_prompt, self.config.graph_store.ontology),
@@ -110,6 +112,12 @@ class Memory:
         self._summarizer = Summarizer(self.store, SummaryStage(self.llm), self.config.context.summary_every, self.config.context.max_messages)
         # a search's relation query, beside its memory query (store.concurrent_reads); shared by searches in flight
         self._search_pool = ThreadPoolExecutor(max_workers=16, thread_name_prefix="graphmem-search")
+
+    def _pipeline(self, **parts: Any) -> AddPipeline:
+        """The add pipeline of ``add_mode``: both share stages, resolution and the write."""
+        if self.config.add_mode == "single_pass":
+            return SinglePassPipeline(SinglePassStage(self.llm, parts["extraction"]), **parts)
+        return AddPipeline(**parts)
 
     @property
     def _reads_log(self) -> bool:

@@ -202,13 +202,31 @@ class AddPipeline:
         candidates, stale = self._candidates(scope, fact_vectors, entities, new_relations, outcome.retired, found)
         decisions, dropped = self._decide_memories(facts, candidates, stale, reference_time)
         outcome.dropped["memory"] += dropped
-        _log_dropped(outcome)
+        self._assemble(outcome, scope, messages, entities, new_relations, existing, decisions,
+                       dict(zip(facts, fact_vectors, strict=False)), metadata, reference_time)
+        return outcome
 
+    def _assemble(
+        self,
+        outcome: AddOutcome,
+        scope: Scope,
+        messages: list[Message],
+        entities: dict[str, EntityWrite],
+        new_relations: list[ExtractedRelation],
+        existing: list[Relation],
+        decisions: list[Decision],
+        fact_vector: dict[str, list[float]],
+        metadata: dict[str, Any],
+        reference_time: datetime,
+    ) -> None:
+        """The add's GraphWrite from what was decided (both add modes): entities, relations, the
+        retirements in ``outcome.retired`` (late facts closed, not retiring), memories and the log.
+        ``existing``: the current relations the add read (what its result reports of a reasserted one)."""
+        _log_dropped(outcome)
         write = GraphWrite(add_id=outcome.add_id, scope=scope, at=utcnow())
         _plan_graph(write, entities, new_relations, outcome.retired, reference_time)
         retired_ids = {r.id for r in outcome.retired}
         outcome.current = {(r.source_id, r.relationship, r.destination_id): r for r in existing if r.id not in retired_ids}
-        fact_vector = dict(zip(facts, fact_vectors, strict=False))
         # texts the update stage wrote itself (merged memories): one more embedding batch, not one per text
         merged = list(dict.fromkeys(d.text for d in decisions if d.event != "DELETE" and d.text not in fact_vector))
         fact_vector.update(zip(merged, self.embedder.embed(merged), strict=False))
@@ -219,7 +237,6 @@ class AddPipeline:
         write.messages = log_messages(messages, reference_time)
         write.keep_messages = self.keep_messages
         outcome.write = write
-        return outcome
 
     @property
     def log_limit(self) -> int | None:

@@ -42,25 +42,30 @@ class FactExtractionStage:
         values = {"self_name": self_name, "reference_time": iso(reference_time)}
         system = self.template.system_prompt(prompt or self.custom_prompt, **values)
         chat = [{"role": "system", "content": system}, {"role": "user", "content": user_prompt(messages, reference_time, context)}]
-        facts: list[str] = []
-        seen: set[str] = set()
-        dropped = 0
-        for call in self.llm.call_tool(self.name, chat, FACTS_TOOL):
-            items = call.get("facts")
-            if not isinstance(items, list):
+        return parse_facts(self.llm.call_tool(self.name, chat, FACTS_TOOL))
+
+
+def parse_facts(calls: list[dict]) -> tuple[list[str], int]:
+    """Distinct, cleaned, capped facts of the model's ``extract_facts`` calls, and the unusable count."""
+    facts: list[str] = []
+    seen: set[str] = set()
+    dropped = 0
+    for call in calls:
+        items = call.get("facts")
+        if not isinstance(items, list):
+            dropped += 1
+            continue
+        for item in items:
+            text = clean_text(item)[:MAX_FACT_CHARS].strip() if isinstance(item, str) else ""
+            if not text:
                 dropped += 1
                 continue
-            for item in items:
-                text = clean_text(item)[:MAX_FACT_CHARS].strip() if isinstance(item, str) else ""
-                if not text:
-                    dropped += 1
-                    continue
-                key = text.casefold()
-                if key in seen:  # duplicate facts within one add count once
-                    continue
-                if len(facts) >= MAX_FACTS_PER_ADD:
-                    dropped += 1
-                    continue
-                seen.add(key)
-                facts.append(text)
-        return facts, dropped
+            key = text.casefold()
+            if key in seen:  # duplicate facts within one add count once
+                continue
+            if len(facts) >= MAX_FACTS_PER_ADD:
+                dropped += 1
+                continue
+            seen.add(key)
+            facts.append(text)
+    return facts, dropped

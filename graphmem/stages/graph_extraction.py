@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
 
-from graphmem.llm.base import LLM, ToolSpec
+from graphmem.llm.base import LLM, ToolCallResult, ToolSpec
 from graphmem.ontology import Ontology
 from graphmem.stages.base import PromptTemplate, validate_items
 from graphmem.stages.conversation import Message, user_prompt
@@ -166,6 +167,14 @@ class GraphExtractionStage:
         system = self.rules.system_prompt(self.template.system_prompt(self.custom_prompt, **values), bool(self.custom_prompt))
         chat = [{"role": "system", "content": system}, {"role": "user", "content": user_prompt(messages, reference_time, context)}]
         result = self.llm.call_tools(self.name, chat, [self.entities_tool, self.relations_tool])
+        return self.parse(result, self_name, lambda out: self._ask_relations(out, messages, values, reference_time, context))
+
+    def parse(
+        self, result: ToolCallResult, self_name: str, follow_up: Callable[[GraphExtraction], list[dict]] | None = None
+    ) -> GraphExtraction:
+        """The entities and relations of an answer (validated, capped, ontology applied). ``follow_up``
+        asks for the relations when the answer named entities but never called the relations tool
+        (the staged pipeline); without it (single_pass) a missing call contributes nothing."""
         out = GraphExtraction()
         out.dropped["calls"] += result.dropped
         self_key = canonical_name(self_name)
@@ -179,8 +188,8 @@ class GraphExtractionStage:
             for item in items:
                 self._add_entity(out, item.entity, item.entity_type, self_name, self_key, item.attributes)
         relation_calls = result.of(RELATIONS_TOOL.name)
-        if not relation_calls and len(out.entities) > 1:
-            relation_calls = self._ask_relations(out, messages, values, reference_time, context)
+        if not relation_calls and len(out.entities) > 1 and follow_up is not None:
+            relation_calls = follow_up(out)
         for call in relation_calls:
             rels, dropped = validate_items(call.get("relations"), RelationArgs)
             out.dropped["relations"] += dropped

@@ -83,24 +83,29 @@ class InvalidationStage:
         if context:
             extra = f"{context}\n\n{extra}"
         chat = [{"role": "system", "content": system}, {"role": "user", "content": user_prompt(messages, reference_time, extra)}]
-        calls = self.llm.call_tool(self.name, chat, INVALIDATION_TOOL)
-        by_key: dict[tuple[str, str, str], list[Relation]] = {}
-        for rel in existing:
-            by_key.setdefault(triple_key(rel.source, rel.relationship, rel.destination), []).append(rel)
-        reasserted = {r.key for r in new}
-        retired: dict[str, Relation] = {}
-        dropped = 0
-        for call in calls:
-            # one triple per call is accepted as well as a list
-            raw = call.get("relations") if "relations" in call else [call]
-            items, bad = validate_items(raw, TripleArgs)
-            dropped += bad
-            for item in items:
-                key = triple_key(item.source, item.relationship, item.destination)
-                matches = by_key.get(key)
-                if not matches or key in reasserted:
-                    dropped += 1  # not shown to the model, or asserted again by the same messages
-                    continue
-                for rel in matches:
-                    retired[rel.id] = rel
-        return list(retired.values()), dropped
+        return retire(self.llm.call_tool(self.name, chat, INVALIDATION_TOOL), existing, new)
+
+
+def retire(calls: list[dict], existing: list[Relation], new: list[ExtractedRelation]) -> tuple[list[Relation], int]:
+    """The relations of ``existing`` that the model's ``delete_graph_memory`` calls name (matched by
+    canonical triple; never one the same messages assert again), and how many items were unusable."""
+    by_key: dict[tuple[str, str, str], list[Relation]] = {}
+    for rel in existing:
+        by_key.setdefault(triple_key(rel.source, rel.relationship, rel.destination), []).append(rel)
+    reasserted = {r.key for r in new}
+    retired: dict[str, Relation] = {}
+    dropped = 0
+    for call in calls:
+        # one triple per call is accepted as well as a list
+        raw = call.get("relations") if "relations" in call else [call]
+        items, bad = validate_items(raw, TripleArgs)
+        dropped += bad
+        for item in items:
+            key = triple_key(item.source, item.relationship, item.destination)
+            matches = by_key.get(key)
+            if not matches or key in reasserted:
+                dropped += 1  # not shown to the model, or asserted again by the same messages
+                continue
+            for rel in matches:
+                retired[rel.id] = rel
+    return list(retired.values()), dropped

@@ -98,30 +98,43 @@ class MemoryUpdateStage:
         as ``no_longer_true``."""
         values = {"reference_time": iso(reference_time)}
         system = self.template.system_prompt(self.custom_prompt, **values)
-        shown = {str(i): m for i, m in enumerate(existing)}
-        listing = json.dumps([_shown(k, m, (stale or {}).get(m.id, [])) for k, m in shown.items()], ensure_ascii=False, indent=1)
+        shown, listing = memory_listing(existing, stale)
         user = f"Existing memories:\n{listing}\n\nNew facts:\n" + json.dumps(facts, ensure_ascii=False, indent=1)
         chat = [{"role": "system", "content": system}, {"role": "user", "content": user}]
-        decisions: list[Decision] = []
-        touched: set[str] = set()
-        dropped = 0
-        for call in self.llm.call_tool(self.name, chat, UPDATE_TOOL):
-            items, bad = validate_items(call.get("memory"), DecisionArgs)
-            dropped += bad
-            for item in items:
-                text = clean_text(item.text)[:MAX_FACT_CHARS].strip()
-                if item.event == "ADD":
-                    if text and text.casefold() not in {d.text.casefold() for d in decisions if d.event == "ADD"}:
-                        decisions.append(Decision("ADD", text))
-                    continue
-                target = shown.get(item.id.strip())
-                if target is None or item.id in touched:
-                    if item.event != "NONE":
-                        dropped += 1  # an id it was not shown, or a second decision on one memory
-                    continue
-                touched.add(item.id)
-                if item.event == "UPDATE" and text and text != target.text:
-                    decisions.append(Decision("UPDATE", text, target))
-                elif item.event == "DELETE":
-                    decisions.append(Decision("DELETE", target.text, target))
-        return decisions, dropped
+        return decide(self.llm.call_tool(self.name, chat, UPDATE_TOOL), shown)
+
+
+def memory_listing(existing: list[MemoryItem], stale: Mapping[str, list[Relation]] | None = None) -> tuple[dict[str, MemoryItem], str]:
+    """The memories as the model sees them: JSON objects under short integer ids (never UUIDs), and
+    the id -> memory map that ``decide`` maps the answer back with."""
+    shown = {str(i): m for i, m in enumerate(existing)}
+    listing = json.dumps([_shown(k, m, (stale or {}).get(m.id, [])) for k, m in shown.items()], ensure_ascii=False, indent=1)
+    return shown, listing
+
+
+def decide(calls: list[dict], shown: Mapping[str, MemoryItem]) -> tuple[list[Decision], int]:
+    """The model's ``update_memory`` calls as decisions about the ``shown`` memories, and how many
+    items were unusable (ids it was not shown, second decisions on one memory, malformed items)."""
+    decisions: list[Decision] = []
+    touched: set[str] = set()
+    dropped = 0
+    for call in calls:
+        items, bad = validate_items(call.get("memory"), DecisionArgs)
+        dropped += bad
+        for item in items:
+            text = clean_text(item.text)[:MAX_FACT_CHARS].strip()
+            if item.event == "ADD":
+                if text and text.casefold() not in {d.text.casefold() for d in decisions if d.event == "ADD"}:
+                    decisions.append(Decision("ADD", text))
+                continue
+            target = shown.get(item.id.strip())
+            if target is None or item.id in touched:
+                if item.event != "NONE":
+                    dropped += 1  # an id it was not shown, or a second decision on one memory
+                continue
+            touched.add(item.id)
+            if item.event == "UPDATE" and text and text != target.text:
+                decisions.append(Decision("UPDATE", text, target))
+            elif item.event == "DELETE":
+                decisions.append(Decision("DELETE", target.text, target))
+    return decisions, dropped

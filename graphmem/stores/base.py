@@ -20,7 +20,7 @@ from datetime import datetime
 from graphmem.filters import Filter
 from graphmem.stores.locks import locks_of
 from graphmem.stores.memory_context import ContextQuery, MemoryContext
-from graphmem.types import Conversation, Entity, GraphWrite, MemoryItem, Relation, Scope
+from graphmem.types import Conversation, Entity, GraphWrite, MemoryItem, Relation, Scope, canonical_name
 
 
 @dataclass
@@ -42,6 +42,30 @@ class Resolution:
     similar: list[list[MemoryItem]]  # per fact embedding, as memory_candidates
     mentioning: list[MemoryItem]  # live memories mentioning any of mention_ids, newest first
     mention_ids: list[str]  # the matched entities of the candidates marked ``mention`` (sorted)
+
+
+@dataclass
+class AddContextQuery:
+    """What a single-pass add reads before its one model request (``GraphStore.add_context``): the
+    messages' embedding and text, and the bounds of every list (docs/add-modes.md says why)."""
+
+    self_canonical: str  # the scope's own node, always a seed
+    embedding: list[float]  # of the new messages
+    text: str  # the new messages, matched against entity names by fulltext
+    entity_k: int = 10  # seeds by vector and by name, each
+    threshold: float = 0.3  # least cosine of a seed close to the messages
+    relation_limit: int = 100  # current relations around the seeds, those of named seeds first
+    similar_k: int = 5  # live memories most similar to the messages
+    mention_limit: int = 20  # live memories mentioning the context's entities (the own node aside), newest first
+
+
+@dataclass
+class AddContext:
+    """What the single request shows the model to reconcile with."""
+
+    relations: list[Relation]  # current (not invalidated, not expired) relations around the seeds
+    similar: list[MemoryItem]  # by cosine to the messages, best first (``score`` set)
+    mentioning: list[MemoryItem]  # mentioning an endpoint of ``relations`` or a seed, newest first
 
 
 @dataclass
@@ -143,6 +167,21 @@ class GraphStore(ABC):
         ids = sorted({m.id for c, m in zip(candidates, matches, strict=True) if c.mention and m is not None})
         similar, mentioning = self.memory_candidates(scope, facts, top_k, ids, mention_limit) if facts else ([], [])
         return Resolution(matches, relations, similar, mentioning, ids)
+
+    def add_context(self, scope: Scope, query: AddContextQuery) -> AddContext:
+        """A single-pass add's one read before its model request: the current relations around the
+        seeds (the own node, the ``entity_k`` entities closest to the messages by vector and by name),
+        the memories similar to the messages and the live memories mentioning the entities of those
+        relations. Neo4j overrides it with one statement; this default composes ``search_graph``
+        and ``memory_candidates`` (the embedded store: in-process reads, no round trip to save)."""
+        graph = GraphQuery(query.embedding, query.text, [query.self_canonical], query.entity_k, query.threshold)
+        relations = [r for r in self.search_graph(scope, graph) if r.invalid_at is None and r.expired_at is None]
+        relations = relations[: query.relation_limit]
+        own = {i for r in relations for i, name in ((r.source_id, r.source), (r.destination_id, r.destination))
+               if canonical_name(name) == query.self_canonical}
+        ids = sorted({i for r in relations for i in (r.source_id, r.destination_id)} - own)
+        similar, mentioning = self.memory_candidates(scope, [query.embedding], query.similar_k, ids, query.mention_limit)
+        return AddContext(relations, similar[0] if similar else [], mentioning)
 
     @abstractmethod
     def write(self, write: GraphWrite) -> None:
