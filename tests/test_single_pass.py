@@ -283,8 +283,8 @@ def test_a_single_pass_add_makes_two_embedding_requests_and_bounded_reads(server
             calls, trips = server.embedding_calls, store.round_trips
             memory.add(turn.text, user_id=uid, timestamp=turn.at)
             assert server.embedding_calls - calls == 2
-            if type(store).__name__ == "Neo4jStore":  # lock + log, context, resolve, write
-                assert store.round_trips - trips == 4
+            if type(store).__name__ == "Neo4jStore":  # the scope lock, the log, the context, resolution, the write
+                assert store.round_trips - trips == 5
     finally:
         memory.flush()
 

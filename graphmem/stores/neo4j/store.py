@@ -23,11 +23,11 @@ from neo4j.exceptions import ConfigurationError, TransientError
 
 from graphmem.errors import ConfigError, InvalidInputError, StoreError
 from graphmem.filters import Filter
-from graphmem.stores.base import EntityCandidate, GraphQuery, GraphStore, MemoryQuery, Resolution
+from graphmem.stores.base import AddContext, AddContextQuery, EntityCandidate, GraphQuery, GraphStore, MemoryQuery, Resolution
 from graphmem.stores.lifecycle import Erased, is_expired
 from graphmem.stores.memory_context import ContextQuery, MemoryContext
 from graphmem.stores.neo4j import bulk as bulk_queries
-from graphmem.stores.neo4j import bulk_graph, lifecycle, partition, queries
+from graphmem.stores.neo4j import bulk_graph, lifecycle, partition, queries, single_pass
 from graphmem.stores.neo4j import conversation as log_queries
 from graphmem.stores.neo4j import memories as memory_queries
 from graphmem.stores.neo4j.translate import reason, redact_url, translated
@@ -245,6 +245,22 @@ class Neo4jStore(GraphStore):
             [memory_queries.to_memory(m) for m in row["mentioning"]],
             list(row["mention_ids"]),
         )
+
+    def add_context(self, scope: Scope, query: AddContextQuery) -> AddContext:
+        """One statement (single_pass_context.cypher), in the scope lock's transaction when held."""
+        self._check_dims(query.embedding)
+        stmt = single_pass.context_statement(scope, query, self.vector_plan)
+        return single_pass.to_context(self._read_one(scope, stmt))
+
+    def _read_one(self, scope: Scope, stmt: Statement) -> neo4j.Record:
+        """A one-row read; an add under its scope's lock reads in the lock's transaction."""
+        held = self._held_tx(scope)
+        if held is None:
+            (row,) = self._query(stmt, read=True)
+            return row
+        with translated(self.url), self._driving():
+            (row,) = self._run(held, stmt)
+        return row
 
     def relations_around(self, scope: Scope, entity_ids: list[str]) -> list[Relation]:
         if not entity_ids:
