@@ -13,6 +13,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Literal, TypeVar
@@ -27,7 +28,7 @@ from graphmem.stores.base import AddContext, AddContextQuery, EntityCandidate, G
 from graphmem.stores.lifecycle import Erased, is_expired
 from graphmem.stores.memory_context import ContextQuery, MemoryContext
 from graphmem.stores.neo4j import bulk as bulk_queries
-from graphmem.stores.neo4j import bulk_graph, lifecycle, partition, queries, single_pass
+from graphmem.stores.neo4j import bulk_graph, lifecycle, partition, queries, single_pass, warm
 from graphmem.stores.neo4j import conversation as log_queries
 from graphmem.stores.neo4j import memories as memory_queries
 from graphmem.stores.neo4j.translate import reason, redact_url, translated
@@ -68,6 +69,7 @@ class Neo4jStore(GraphStore):
         vector_plan: VectorPlan | None = None,
         search_relation_limit: int = 1000,
         index_wait_seconds: int = 300,
+        warm_plans: bool = True,
     ) -> None:
         if isinstance(embedding_dims, bool) or not isinstance(embedding_dims, int) or embedding_dims < 1:
             raise ConfigError(f"embedding_dims must be a positive integer, got {embedding_dims!r}")
@@ -78,6 +80,8 @@ class Neo4jStore(GraphStore):
         self.vector_plan = vector_plan or VectorPlan()
         self.search_relation_limit = search_relation_limit
         self.index_wait_seconds = index_wait_seconds
+        self.warm_plans = warm_plans  # setup plans the add and search statements (stores/neo4j/warm.py)
+        self.warm_seconds: float | None = None  # what that took at the last setup
         self.round_trips = 0
         #: for benchmarks, like round_trips: milliseconds the server reported for the statements run
         #: (planning + execution, commits not included), and spent inside the driver (commits included)
@@ -182,6 +186,27 @@ class Neo4jStore(GraphStore):
             self._query(stmt, read=False)
         self._check_vector_indexes(self._query(queries.show_embedding_indexes(), read=True))
         self._query(queries.await_indexes(self.index_wait_seconds), read=False)
+        if self.warm_plans:
+            self._warm()
+
+    def _warm(self) -> None:
+        """Plan the add and search statements now, concurrently (warm.py); a statement that fails to
+        plan is logged and left to plan on first use: warming is never a reason to fail setup."""
+        started = time.perf_counter()
+        jobs = [(stmt, True) for stmt in warm.reads(self.embedding_dims, self.vector_plan, self.search_relation_limit)]
+        jobs += [(stmt, False) for stmt in warm.writes()]
+        with ThreadPoolExecutor(max_workers=len(jobs), thread_name_prefix="graphmem-warm") as pool:
+            for stmt, failure in zip(jobs, pool.map(self._plan_one, jobs), strict=True):
+                if failure is not None:
+                    log.warning("could not plan %s at setup (it plans on first use): %s", stmt[0].name, failure)
+        self.warm_seconds = time.perf_counter() - started
+
+    def _plan_one(self, job: tuple[Statement, bool]) -> str | None:
+        try:
+            self._query(job[0], read=job[1])
+        except Exception as exc:  # noqa: BLE001 - reported by _warm, never raised
+            return f"{type(exc).__name__}: {exc}"
+        return None
 
     def _check_vector_indexes(self, rows: list[neo4j.Record]) -> None:
         # IF NOT EXISTS leaves an existing index untouched, whatever its dimension
