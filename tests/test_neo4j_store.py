@@ -25,9 +25,9 @@ from neo4j import GraphDatabase, RoutingControl
 from graphmem.errors import ConfigError, InvalidInputError, StoreError, StoreUnavailableError
 from graphmem.filters import parse
 from graphmem.resources import list_cypher, load_cypher, load_prompt
-from graphmem.stores.base import EntityCandidate, GraphQuery, MemoryQuery, relation_visible
+from graphmem.stores.base import AddContextQuery, EntityCandidate, GraphQuery, MemoryQuery, relation_visible
 from graphmem.stores.memory_context import ContextQuery
-from graphmem.stores.neo4j import Neo4jStore, bulk_graph, partition, queries
+from graphmem.stores.neo4j import Neo4jStore, bulk_graph, partition, queries, single_pass
 from graphmem.stores.neo4j import bulk as bulk_queries
 from graphmem.stores.neo4j import conversation as log_queries
 from graphmem.stores.neo4j import memories as memory_queries
@@ -132,6 +132,7 @@ def sample_statements():
         bulk_queries.imported_keys(["k"]),
         bulk_graph.write_created([GraphWrite("add", scope, T0, [e])]),
         queries.search_graph(scope, query, plan, 100),
+        single_pass.context_statement(scope, AddContextQuery("alice", axis(0), "alice"), plan),
         queries.get_all(scope, False, None),
         queries.timeline(scope, "alice"),
         queries.entities(scope),
@@ -173,6 +174,20 @@ def test_statements_pass_exactly_the_parameters_their_files_use():
     for stmt in statements:
         assert set(stmt.params) == used_params(stmt.text), stmt.name
     assert {s.name for s in statements} == set(list_cypher()), "every file is used, every statement has a file"
+
+
+def test_statements_with_filters_compiled_in_are_sent_as_one_map_parameter():
+    """Neo4j keys its plan cache on parameter types with size buckets for lists and strings: sent
+    unpacked, resolve was planned again whenever an add named another number of entities."""
+    scope = Scope.of(user_id="u", run_id="r")
+    texts = set()
+    for names in (["a"], ["a", "b", "c"], ["a"] * 9):
+        stmt = queries.resolve(scope, [EntityCandidate(n, axis(0)) for n in names], 0.7, [axis(1)] * len(names), 5, [], 20, VectorPlan())
+        text, params = stmt.run_args()
+        assert list(params) == ["p"] and set(params["p"]) == used_params(stmt.text)
+        assert "$p.candidates" in text and "$candidates" not in text
+        texts.add(text)
+    assert len(texts) == 1
 
 
 def test_partition_ddl_holds_only_checked_names():

@@ -105,7 +105,7 @@ def filtered(
         expression, found = to_cypher(f, k, prefix="fm" if k == "memory" else "fr")
         text = text.replace(placeholder, expression)
         values.update(found)
-    return Statement(name, values, text_override=text)
+    return Statement(name, values, text_override=text, pack=True)
 
 
 __all__ = ["META_PREFIX", "PLACEHOLDER", "filtered", "to_cypher"]
