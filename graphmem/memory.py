@@ -116,7 +116,8 @@ class Memory:
     def _pipeline(self, **parts: Any) -> AddPipeline:
         """The add pipeline of ``add_mode``: both share stages, resolution and the write."""
         if self.config.add_mode == "single_pass":
-            return SinglePassPipeline(SinglePassStage(self.llm, parts["extraction"]), **parts)
+            single = SinglePassStage(self.llm, parts["extraction"], self.config.custom_fact_extraction_prompt)
+            return SinglePassPipeline(single, **parts)
         return AddPipeline(**parts)
 
     @property

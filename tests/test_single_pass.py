@@ -305,3 +305,16 @@ def test_add_many_and_a_bad_mode_follow_the_config(server, store, tmp_path):
         assert all(memory.get_all(user_id=u)["results"][0]["memory"] == "Likes pizza" for u in users)
     finally:
         memory.flush()
+
+
+def test_the_fact_prompts_reach_the_single_request(server, store, tmp_path, uid):
+    memory = make_memory(server, store, TEST_DIMS, history_db_path=str(tmp_path / "h.db"), add_mode="single_pass",
+                         custom_fact_extraction_prompt="Only record food preferences.")
+    try:
+        memory.add("I like pizza.", user_id=uid)
+        memory.add("I like tea.", user_id=uid, prompt="Only record drinks.")
+        first, second = (r.messages[0]["content"] for r in server.requests)
+        assert "Instructions for extract_facts:\nOnly record food preferences." in first
+        assert "Only record drinks." in second and "food preferences" not in second  # add(prompt=...) wins, as staged
+    finally:
+        memory.flush()

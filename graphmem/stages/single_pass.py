@@ -35,11 +35,13 @@ class SinglePassAnswer:
 class SinglePassStage:
     name = "single_pass"
 
-    def __init__(self, llm: LLM, graph: GraphExtractionStage) -> None:
+    def __init__(self, llm: LLM, graph: GraphExtractionStage, fact_prompt: str | None = None) -> None:
         """``graph``: the staged extraction stage, whose ontology rules, tool schemas and parser the
-        single request shares."""
+        single request shares. ``fact_prompt``: custom_fact_extraction_prompt, given as the fact
+        instructions (the other stages' custom prompts replace whole stage prompts: staged mode only)."""
         self.llm = llm
         self.graph = graph
+        self.fact_prompt = fact_prompt
         self.template = PromptTemplate.load("single_pass")
 
     def run(
@@ -57,6 +59,7 @@ class SinglePassStage:
         rules = self.graph.rules
         values = {"self_name": self_name, "reference_time": iso(reference_time), "ontology": rules.section}
         system = self.template.render(**values)
+        fact_prompt = fact_prompt or self.fact_prompt
         if fact_prompt:
             system += f"\nInstructions for extract_facts:\n{fact_prompt.strip()}\n"
         chat = [{"role": "system", "content": system},
