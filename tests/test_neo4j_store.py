@@ -190,6 +190,26 @@ def test_statements_with_filters_compiled_in_are_sent_as_one_map_parameter():
     assert len(texts) == 1
 
 
+def test_setup_plans_the_add_and_search_statements_without_writing(neo4j_uri):
+    from graphmem.stores.neo4j import warm
+
+    warm.WARMED.discard((neo4j_uri, None))
+    store = Neo4jStore(url=neo4j_uri, embedding_dims=TEST_DIMS)
+    try:
+        store.setup()
+        assert store.wait_warm(300)
+        assert store._warmer is not None and store._warmer.failed == []  # every statement planned
+        assert store.round_trips >= len(warm.statements(TEST_DIMS, VectorPlan(), 10))
+        assert store.entities(warm.WARM_SCOPE) == [] and store.list_memories(warm.WARM_SCOPE, include_deleted=True) == []
+        assert store.conversation(warm.WARM_SCOPE, 10).last_seq == 0  # the writes were rolled back
+        again = Neo4jStore(url=neo4j_uri, embedding_dims=TEST_DIMS)
+        again.setup()  # one warming per process and server
+        assert again._warmer is None and again.wait_warm(0)
+        again.close()
+    finally:
+        store.close()
+
+
 def test_partition_ddl_holds_only_checked_names():
     scope = Scope.of(user_id='x`]->() DETACH DELETE n //', agent_id="🙂")
     n = partition.names(scope)

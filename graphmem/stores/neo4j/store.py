@@ -13,7 +13,6 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Literal, TypeVar
@@ -81,7 +80,7 @@ class Neo4jStore(GraphStore):
         self.search_relation_limit = search_relation_limit
         self.index_wait_seconds = index_wait_seconds
         self.warm_plans = warm_plans  # setup plans the add and search statements (stores/neo4j/warm.py)
-        self.warm_seconds: float | None = None  # what that took at the last setup
+        self._warmer: warm.Warmer | None = None
         self.round_trips = 0
         #: for benchmarks, like round_trips: milliseconds the server reported for the statements run
         #: (planning + execution, commits not included), and spent inside the driver (commits included)
@@ -190,23 +189,30 @@ class Neo4jStore(GraphStore):
             self._warm()
 
     def _warm(self) -> None:
-        """Plan the add and search statements now, concurrently (warm.py); a statement that fails to
-        plan is logged and left to plan on first use: warming is never a reason to fail setup."""
-        started = time.perf_counter()
-        jobs = [(stmt, True) for stmt in warm.reads(self.embedding_dims, self.vector_plan, self.search_relation_limit)]
-        jobs += [(stmt, False) for stmt in warm.writes()]
-        with ThreadPoolExecutor(max_workers=len(jobs), thread_name_prefix="graphmem-warm") as pool:
-            for stmt, failure in zip(jobs, pool.map(self._plan_one, jobs), strict=True):
-                if failure is not None:
-                    log.warning("could not plan %s at setup (it plans on first use): %s", stmt[0].name, failure)
-        self.warm_seconds = time.perf_counter() - started
+        """Plan the add and search statements on a background thread (warm.py), once per process
+        and server; ``wait_warm`` waits for it."""
+        key = (self.url, self.database)
+        if key in warm.WARMED:
+            return
+        warm.WARMED.add(key)
+        jobs = warm.statements(self.embedding_dims, self.vector_plan, self.search_relation_limit)
+        self._warmer = warm.Warmer(jobs, self._plan_one).start()
 
-    def _plan_one(self, job: tuple[Statement, bool]) -> str | None:
-        try:
-            self._query(job[0], read=job[1])
-        except Exception as exc:  # noqa: BLE001 - reported by _warm, never raised
-            return f"{type(exc).__name__}: {exc}"
-        return None
+    def wait_warm(self, timeout: float | None = None) -> bool:
+        """Wait until this store's plan warming (if it started one) is over; True when it is."""
+        return self._warmer is None or self._warmer.done.wait(timeout)
+
+    def _plan_one(self, stmt: Statement, read: bool) -> None:
+        """A read runs as it is; a write runs in a transaction that is rolled back (planned, kept nothing)."""
+        if read:
+            self._query(stmt, read=True)
+            return
+        with translated(self.url), self._driving(), self._session() as session:
+            tx = session.begin_transaction()
+            try:
+                self._run(tx, stmt)
+            finally:
+                tx.rollback()
 
     def _check_vector_indexes(self, rows: list[neo4j.Record]) -> None:
         # IF NOT EXISTS leaves an existing index untouched, whatever its dimension
@@ -566,6 +572,8 @@ class Neo4jStore(GraphStore):
             session.run(*stmt.run_args()).consume()
 
     def close(self) -> None:
+        if self._warmer is not None:
+            self._warmer.stopping.set()
         if self._owns_driver:
             with translated(self.url):
                 self._driver.close()

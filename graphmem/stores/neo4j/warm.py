@@ -1,24 +1,29 @@
-"""Plan the add and search statements at setup, so the first add and search after a server start
-do not pay their query planning (1-5 s each for the large statements, measured in
-docs/add-modes.md).
+"""Plan the add and search statements when a store is set up, so the first add and search after a
+server start do not pay their query planning (measured in docs/add-modes.md: 14-21 s for a first
+staged add on the loaded 2-core machine, against 0.3-0.7 s warm).
 
 Every statement is sent with one map parameter (values.Statement.run_args), so Neo4j keeps one plan
-per statement text whatever the values: planning a statement once with any values serves every
-later call. Reads run for real on a scope that holds nothing (they return nothing); writes are only
-planned (EXPLAIN), never run. The statements are planned concurrently, each in its own session, so
-setup waits for the longest one, not for their sum.
+per statement text whatever the values: running a statement once with any values serves every later
+call. Reads run on a scope that holds nothing; writes run in a transaction that is rolled back
+(EXPLAIN plans a statement but does not leave its plan for the real one). One background thread
+plans them in the order an add, then a search, needs them, so set-up does not wait; a plan cache is
+the server's, so one process warms one server once (``WARMED``).
 """
 
 from __future__ import annotations
 
+import logging
+import threading
+import time
+from collections.abc import Callable
 from datetime import datetime, timezone
 
 from graphmem.stores.base import AddContextQuery, EntityCandidate, GraphQuery, MemoryQuery
 from graphmem.stores.memory_context import ContextQuery
 from graphmem.stores.neo4j import conversation as log_queries
+from graphmem.stores.neo4j import lifecycle, queries, single_pass
 from graphmem.stores.neo4j import memories as memory_queries
-from graphmem.stores.neo4j import queries, single_pass
-from graphmem.stores.neo4j.values import Statement, VectorPlan, packed_text
+from graphmem.stores.neo4j.values import Statement, VectorPlan
 from graphmem.types import (
     EntityWrite,
     GraphWrite,
@@ -30,38 +35,68 @@ from graphmem.types import (
     new_id,
 )
 
+log = logging.getLogger(__name__)
+
+#: (url, database) of the servers this process has warmed (benchmarks that restart one clear it)
+WARMED: set[tuple[str, str | None]] = set()
+
 #: a scope no user can name (ids are matched as given; this one is never written)
 WARM_SCOPE = Scope.of(user_id="graphmem-plan-warming")
 _AT = datetime(2000, 1, 1, tzinfo=timezone.utc)
 
 
-def reads(dims: int, plan: VectorPlan, relation_limit: int) -> list[Statement]:
-    """The add's and search's read statements, with values of the types they are sent with."""
+def statements(dims: int, plan: VectorPlan, relation_limit: int) -> list[tuple[Statement, bool]]:
+    """(statement, is_read) in the order an add, then a search, then the rest need them."""
     v = [1.0 / dims**0.5] * dims
-    s = WARM_SCOPE
-    return [
-        log_queries.conversation(s, 10),
-        queries.resolve(s, [EntityCandidate("warm", v, True)], 0.7, [v], 5, [], 20, plan),
-        single_pass.context_statement(s, AddContextQuery("warm", v, "warm up"), plan),
-        queries.search_graph(s, GraphQuery(v, "warm up", ["warm"]), plan, relation_limit),
-        memory_queries.search_memories(s, MemoryQuery(v, "warm up"), plan),
-        memory_queries.memory_context(s, ContextQuery(v, ["none"])),
+    s, write = WARM_SCOPE, _sample_write()
+    found: list[tuple[Statement | None, bool]] = [
+        (queries.scope_lock(s), False),
+        (log_queries.conversation(s, 10), True),
+        (queries.resolve(s, [EntityCandidate("warm", v, True)], 0.7, [v], 5, [], 20, plan), True),
+        (queries.write_graph(write, unlock=True), False),
+        (queries.search_graph(s, GraphQuery(v, "warm up", ["warm"]), plan, relation_limit), True),
+        (memory_queries.search_memories(s, MemoryQuery(v, "warm up"), plan), True),
+        (memory_queries.memory_context(s, ContextQuery(v, ["none"])), True),
+        (single_pass.context_statement(s, AddContextQuery("warm", v, "warm up"), plan), True),
+        (log_queries.set_summary(s, "warm", 1, _AT), False),
+        (lifecycle.purge_expired(_AT, 1), False),  # retention's purge runs on an add's path once a minute
+        (queries.write_graph(write), False),
+        (queries.set_entity_attributes(write), False),
     ]
+    return [(stmt, read) for stmt, read in found if stmt is not None]
 
 
-def writes() -> list[Statement]:
-    """The add's write statements as EXPLAIN (planned, never run): the scope lock, the graph write
-    (both forms: in the lock's transaction and on its own), attributes, the summary."""
-    write = _sample_write()
-    found = [queries.scope_lock(WARM_SCOPE), queries.write_graph(write, unlock=True), queries.write_graph(write),
-             log_queries.set_summary(WARM_SCOPE, "warm", 1, _AT), queries.set_entity_attributes(write)]
-    return [explain(stmt) for stmt in found if stmt is not None]
+class Warmer:
+    """Runs ``plan_one`` over the statements on a daemon thread; ``done`` is set when it has."""
 
+    def __init__(self, jobs: list[tuple[Statement, bool]], plan_one: Callable[[Statement, bool], None]) -> None:
+        self.jobs = jobs
+        self.plan_one = plan_one
+        self.done = threading.Event()
+        self.stopping = threading.Event()
+        self.seconds: float | None = None
+        self.failed: list[str] = []
+        self.thread = threading.Thread(target=self._run, name="graphmem-warm", daemon=True)
 
-def explain(stmt: Statement) -> Statement:
-    """``stmt`` planned only: the packed text behind EXPLAIN, the same parameters."""
-    text, params = stmt.run_args()
-    return Statement(stmt.name, params, text_override="EXPLAIN " + text)
+    def start(self) -> Warmer:
+        self.thread.start()
+        return self
+
+    def _run(self) -> None:
+        started = time.perf_counter()
+        try:
+            for stmt, read in self.jobs:
+                if self.stopping.is_set():
+                    return
+                try:
+                    self.plan_one(stmt, read)
+                except Exception as exc:  # noqa: BLE001 - warming never fails anything: it plans on first use
+                    if not self.stopping.is_set():
+                        self.failed.append(stmt.name)
+                        log.warning("could not plan %s ahead (it plans on first use): %s", stmt.name, exc)
+        finally:
+            self.seconds = time.perf_counter() - started
+            self.done.set()
 
 
 def _sample_write() -> GraphWrite:
@@ -77,4 +112,4 @@ def _sample_write() -> GraphWrite:
     return write
 
 
-__all__ = ["WARM_SCOPE", "explain", "packed_text", "reads", "writes"]
+__all__ = ["WARM_SCOPE", "WARMED", "Warmer", "statements"]
