@@ -40,7 +40,8 @@ log = logging.getLogger(__name__)
 #: (url, database) of the servers this process has warmed (benchmarks that restart one clear it)
 WARMED: set[tuple[str, str | None]] = set()
 
-#: a scope no user can name (ids are matched as given; this one is never written)
+#: the scope the statements are planned on: only read, its writes rolled back, so even a user who
+#: picked this id loses or gains nothing
 WARM_SCOPE = Scope.of(user_id="graphmem-plan-warming")
 _AT = datetime(2000, 1, 1, tzinfo=timezone.utc)
 
