@@ -276,3 +276,23 @@ def test_mkdocs_build_strict(tmp_path):
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
     assert (tmp_path / "site" / "configuration" / "index.html").is_file()
+
+
+def test_every_python_block_of_the_docs_is_valid_python():
+    # the blocks outside the quickstarts are not run (they need a key, a server or data), but they parse
+    pages = [README, *sorted(DOCS.glob("*.md"))]
+    blocks = [(page.name, block) for page in pages
+              for block in re.findall(r"```python\n(.*?)```", page.read_text(encoding="utf-8"), flags=re.S)]
+    assert len(blocks) > 8
+    for name, block in blocks:
+        compile(block, name, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT | ast.PyCF_ONLY_AST)
+
+
+def test_every_json_block_of_the_docs_is_json():
+    import json
+
+    blocks = [block for page in sorted(DOCS.glob("*.md"))
+              for block in re.findall(r"```json\n(.*?)```", page.read_text(encoding="utf-8"), flags=re.S)]
+    assert blocks
+    for block in blocks:
+        json.loads(block)
