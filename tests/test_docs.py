@@ -251,6 +251,19 @@ def test_getting_started_shell_block_runs(tmp_path, model_server):
     assert model_server.requests == [] and model_server.embedding_calls == 0
 
 
+def test_testing_page_fixture_example_passes(tmp_path):
+    # the documented pytest example, run by pytest with the plugin the install registers
+    blocks = re.findall(r"```python\n(.*?)```", (DOCS / "testing.md").read_text(encoding="utf-8"), flags=re.S)
+    assert blocks and "fake_model" in blocks[0]
+    (tmp_path / "test_documented.py").write_text(blocks[0], encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GRAPHMEM_", "OPENAI_"))}
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_documented.py"],
+                          cwd=tmp_path, env={**env, "GRAPHMEM_HOME": str(tmp_path / "home")},
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 passed" in done.stdout
+
+
 # --- the site ---------------------------------------------------------------------------------------
 
 
