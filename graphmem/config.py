@@ -68,8 +68,13 @@ class LLMSettings(_Model):
     model: str = Field(default_factory=lambda: os.environ.get("GRAPHMEM_LLM_MODEL") or "gpt-4.1-mini")
     api_key: SecretStr | None = None
     base_url: str | None = Field(default_factory=lambda: _env("GRAPHMEM_LLM_BASE_URL"))
-    temperature: float = 0.0
+    # None: never sent. Unset: 0.0, or not sent to a reasoning model (see graphmem/llm/profiles.py)
+    temperature: float | None = 0.0
     max_tokens: int = 2000
+    reasoning: bool | None = None  # None: known from the model name (gpt-5*, o1*, o3*, o4*)
+    max_tokens_param: Literal["max_tokens", "max_completion_tokens"] | None = None  # None: from the profile
+    reasoning_effort: str | None = "low"  # sent to reasoning models only (or when set explicitly)
+    structured_output: Literal["auto", "tools", "json"] = "auto"
     timeout: float = 60.0
     max_retries: int = Field(3, ge=0, le=10)
     retry_wait: float = Field(0.5, ge=0)

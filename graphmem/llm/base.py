@@ -27,6 +27,9 @@ class ToolCallResult:
     dropped: int = 0  # calls that were not valid JSON objects or named a tool that was not offered
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    #: how the calls came back: "tool_calls", "named_choice" (one request per tool after the server
+    #: refused "required"), "text" (parsed from the answer's content) or "json" (JSON mode)
+    mode: str = "tool_calls"
 
     def of(self, tool: str) -> list[dict[str, Any]]:
         return self.calls.get(tool, [])
@@ -40,6 +43,7 @@ class LLMUsage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     per_stage: dict[str, dict[str, int]] = field(default_factory=dict)
+    refused: int = 0  # requests the server refused (400) that the client then adapted to
 
     def record(self, stage: str, prompt_tokens: int, completion_tokens: int) -> None:
         self.calls += 1
