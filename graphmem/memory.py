@@ -23,6 +23,7 @@ from graphmem.filters import check_metadata_key, scope_and_filter
 from graphmem.history import History, HistoryEvent, sortable_time
 from graphmem.llm import LLM
 from graphmem.llm.limits import limited
+from graphmem.llm.usage import Usage, metered, totals
 from graphmem.messages import for_extraction, parse_messages, verbatim_messages
 from graphmem.pipeline import AddOutcome, AddPipeline
 from graphmem.pipeline.add import log_messages
@@ -35,9 +36,10 @@ from graphmem.retrieval.memories import search_memories
 from graphmem.retrieval.when import annotate_times, parse_query
 from graphmem.stages.conversation import Message
 from graphmem.stages.facts import FactExtractionStage
-from graphmem.stages.graph_extraction import SELF_WORDS, GraphExtractionStage
+from graphmem.stages.graph_extraction import GraphExtractionStage
 from graphmem.stages.invalidation import InvalidationStage
 from graphmem.stages.memory_update import MemoryUpdateStage
+from graphmem.stages.self_refs import SELF_WORDS
 from graphmem.stages.single_pass import SinglePassStage
 from graphmem.stages.summary import SummaryStage
 from graphmem.stores.base import GraphStore
@@ -167,7 +169,16 @@ class Memory:
         metadata = _checked_metadata(metadata)
         reference_time = _reference_time(timestamp)
         expiration(expiration_date, utcnow())  # a bad date fails before any work (a past one is expired at once)
-        return self._add_checked(scope, messages, metadata, reference_time, infer, expiration_date, prompt=prompt)
+        with metered() as meter:  # this add's requests only, whatever else runs beside it
+            result = self._add_checked(scope, messages, metadata, reference_time, infer, expiration_date, prompt=prompt)
+        result["usage"] = meter.as_dict()
+        return result
+
+    def usage(self) -> Usage:
+        """What this instance asked of the model and the embedder so far (the servers' own token
+        counts), with ``by_stage`` and ``refused_requests`` (400s the client adapted to)."""
+        llms = [self.llm.usage] if self.graph_llm is self.llm else [self.llm.usage, self.graph_llm.usage]
+        return totals(llms, self.embedder.calls)
 
     def _add_checked(
         self, scope: Scope, messages: Any, metadata: dict[str, Any], reference_time: datetime, infer: bool,

@@ -21,6 +21,7 @@ Nothing is written before phase 5, so a failure anywhere leaves the store untouc
 
 from __future__ import annotations
 
+import contextvars
 import logging
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
@@ -30,6 +31,7 @@ from typing import Any
 
 from graphmem.context import render_context
 from graphmem.embeddings.base import Embedder
+from graphmem.llm.usage import record_embedding
 from graphmem.stages.conversation import Message
 from graphmem.stages.facts import FactExtractionStage
 from graphmem.stages.graph_extraction import (
@@ -177,7 +179,8 @@ class AddPipeline:
         elif self.read_log:
             outcome.conversation = self.store.conversation(scope, self.recent_messages)
         context = render_context(outcome.conversation)
-        graph_job = self._pool.submit(self.extraction.run, messages, scope.self_name, reference_time, context)
+        # the add's usage meter (a context variable) goes with the extraction into the worker thread
+        graph_job = self._pool.submit(contextvars.copy_context().run, self.extraction.run, messages, scope.self_name, reference_time, context)
         facts, dropped = ([], 0) if graph_only else self.facts.run(messages, scope.self_name, reference_time, context, prompt)
         extracted: GraphExtraction = graph_job.result()
         outcome.dropped["facts"] += dropped
@@ -185,7 +188,7 @@ class AddPipeline:
         outcome.off_ontology = extracted.off_ontology
 
         keys = list(extracted.entities)
-        vectors = self.embedder.embed([extracted.entities[k].name for k in keys] + facts)
+        vectors = self._embed([extracted.entities[k].name for k in keys] + facts)
         entity_vectors, fact_vectors = vectors[: len(keys)], vectors[len(keys) :]
 
         found = self._read(scope, extracted, entity_vectors, fact_vectors)
@@ -200,7 +203,7 @@ class AddPipeline:
             )
             outcome.dropped["invalidations"] += dropped
         candidates, stale = self._candidates(scope, fact_vectors, entities, new_relations, outcome.retired, found)
-        decisions, dropped = self._decide_memories(facts, candidates, stale, reference_time)
+        decisions, dropped = self._decide_memories(facts, candidates, stale, reference_time, scope.self_name)
         outcome.dropped["memory"] += dropped
         self._assemble(outcome, scope, messages, entities, new_relations, existing, decisions,
                        dict(zip(facts, fact_vectors, strict=False)), metadata, reference_time)
@@ -229,7 +232,7 @@ class AddPipeline:
         outcome.current = {(r.source_id, r.relationship, r.destination_id): r for r in existing if r.id not in retired_ids}
         # texts the update stage wrote itself (merged memories): one more embedding batch, not one per text
         merged = list(dict.fromkeys(d.text for d in decisions if d.event != "DELETE" and d.text not in fact_vector))
-        fact_vector.update(zip(merged, self.embedder.embed(merged), strict=False))
+        fact_vector.update(zip(merged, self._embed(merged), strict=False))
         for decision in decisions:
             write.memories.append(self._memory_write(decision, fact_vector, entities, metadata, reference_time))
             if decision.memory is not None:
@@ -237,6 +240,12 @@ class AddPipeline:
         write.messages = log_messages(messages, reference_time)
         write.keep_messages = self.keep_messages
         outcome.write = write
+
+    def _embed(self, texts: list[str]) -> list[list[float]]:
+        """One embedding request, counted in the add's usage (an empty batch sends none)."""
+        if texts:
+            record_embedding()
+        return self.embedder.embed(texts)
 
     @property
     def log_limit(self) -> int | None:
@@ -311,13 +320,14 @@ class AddPipeline:
         return list(seen.values()), stale
 
     def _decide_memories(
-        self, facts: list[str], candidates: list[MemoryItem], stale: dict[str, list[Relation]], reference_time: datetime
+        self, facts: list[str], candidates: list[MemoryItem], stale: dict[str, list[Relation]], reference_time: datetime,
+        self_name: str = "",
     ) -> tuple[list[Decision], int]:
         if not facts:
             return [], 0
         if not candidates:  # nothing to reconcile with: no LLM call
             return [Decision("ADD", f) for f in facts], 0
-        return self.memory_update.run(facts, candidates, reference_time, stale)
+        return self.memory_update.run(facts, candidates, reference_time, stale, self_name)
 
     def _memory_write(
         self,

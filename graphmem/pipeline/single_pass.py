@@ -71,16 +71,16 @@ class SinglePassPipeline(AddPipeline):
         outcome.off_ontology = extracted.off_ontology
 
         keys = list(extracted.entities)
-        vectors = self.embedder.embed([extracted.entities[k].name for k in keys] + facts)
+        vectors = self._embed([extracted.entities[k].name for k in keys] + facts)
         entity_vectors, fact_vectors = vectors[: len(keys)], vectors[len(keys) :]
         candidates = [EntityCandidate(k, v) for k, v in zip(keys, entity_vectors, strict=True)]
         found = self.store.resolve(scope, candidates, self.threshold, [], 0, 0) if candidates else Resolution([], [], [], [], [])
         entities = self._resolve(extracted, entity_vectors, found)
         outcome.names = {e.id: e.name for e in entities.values()}
         new_relations = [r for r in extracted.relations if entities[r.source].id != entities[r.destination].id]
-        outcome.retired, dropped = retire(answer.retire_calls, seen.relations, new_relations)
+        outcome.retired, dropped = retire(answer.retire_calls, seen.relations, new_relations, scope.self_name)
         outcome.dropped["invalidations"] += dropped
-        decisions, dropped = _decisions(answer, facts, shown)
+        decisions, dropped = _decisions(answer, facts, shown, scope.self_name)
         outcome.dropped["memory"] += dropped
         self._assemble(outcome, scope, messages, entities, new_relations, seen.relations, decisions,
                        dict(zip(facts, fact_vectors, strict=False)), metadata, reference_time)
@@ -89,7 +89,7 @@ class SinglePassPipeline(AddPipeline):
     def context(self, scope: Scope, messages: list[Message]) -> AddContext:
         """The one read before the request: one embedding request and one store round trip."""
         text = render_messages([m for m in messages if m.role != "system"]) or render_messages(messages)
-        (vector,) = self.embedder.embed([text])
+        (vector,) = self._embed([text])
         query = AddContextQuery(canonical_name(scope.self_name), vector, text, CONTEXT_ENTITIES, SEED_THRESHOLD,
                                 CONTEXT_RELATIONS, CONTEXT_SIMILAR, CONTEXT_MENTIONING)
         return self.store.add_context(scope, query)
@@ -105,11 +105,11 @@ class SinglePassPipeline(AddPipeline):
         return list(out.values())
 
 
-def _decisions(answer: SinglePassAnswer, facts: list[str], shown: dict[str, MemoryItem]) -> tuple[list[Decision], int]:
+def _decisions(answer: SinglePassAnswer, facts: list[str], shown: dict[str, MemoryItem], self_name: str) -> tuple[list[Decision], int]:
     """As the staged mode: no facts, no memory change; nothing shown (or no update_memory call at
     all: the tool contributes nothing), every fact is new; else the model's decisions."""
     if not facts:
         return [], 0
     if not shown or answer.update_calls is None:
         return [Decision("ADD", f) for f in facts], 0
-    return decide(answer.update_calls, shown)
+    return decide(answer.update_calls, shown, self_name)

@@ -21,6 +21,7 @@ from graphmem.ontology import Ontology
 from graphmem.stages.base import PromptTemplate, validate_items
 from graphmem.stages.conversation import Message, user_prompt
 from graphmem.stages.ontology_rules import OntologyRules
+from graphmem.stages.self_refs import is_self
 from graphmem.stages.times import parse_llm_time
 from graphmem.types import canonical_name, display_name, iso, sanitize_relation_type
 
@@ -82,8 +83,7 @@ RELATIONS_TOOL = ToolSpec(
 MAX_ENTITIES_PER_ADD = 200
 MAX_RELATIONS_PER_ADD = 500
 
-#: Words the model sometimes uses as an entity for the speaker; they resolve to the scope's user.
-SELF_WORDS = frozenset({"i", "me", "my", "mine", "myself", "user", "the user", "self", "speaker"})
+# Words the model sometimes uses as an entity for the speaker resolve to the scope's user (self_refs.py).
 
 
 class EntityArgs(BaseModel):
@@ -211,7 +211,7 @@ class GraphExtractionStage:
     def _resolve(name: str, self_name: str, self_key: str) -> tuple[str, str]:
         shown = display_name(name)
         key = canonical_name(shown)
-        if key in SELF_WORDS or key == self_key:
+        if is_self(shown, self_name) or key == self_key:
             return self_name, self_key
         return shown, key
 

@@ -15,6 +15,7 @@ from graphmem.llm.base import LLM, ToolSpec
 from graphmem.stages.base import PromptTemplate, validate_items
 from graphmem.stages.conversation import Message, user_prompt
 from graphmem.stages.graph_extraction import ExtractedRelation
+from graphmem.stages.self_refs import is_self
 from graphmem.types import Relation, canonical_name, iso, sanitize_relation_type
 
 INVALIDATION_TOOL = ToolSpec(
@@ -83,12 +84,13 @@ class InvalidationStage:
         if context:
             extra = f"{context}\n\n{extra}"
         chat = [{"role": "system", "content": system}, {"role": "user", "content": user_prompt(messages, reference_time, extra)}]
-        return retire(self.llm.call_tool(self.name, chat, INVALIDATION_TOOL), existing, new)
+        return retire(self.llm.call_tool(self.name, chat, INVALIDATION_TOOL), existing, new, self_name)
 
 
-def retire(calls: list[dict], existing: list[Relation], new: list[ExtractedRelation]) -> tuple[list[Relation], int]:
+def retire(calls: list[dict], existing: list[Relation], new: list[ExtractedRelation], self_name: str = "") -> tuple[list[Relation], int]:
     """The relations of ``existing`` that the model's ``delete_graph_memory`` calls name (matched by
-    canonical triple; never one the same messages assert again), and how many items were unusable."""
+    canonical triple, a self-reference as the user ``self_name``; never one the same messages assert
+    again), and how many items were unusable."""
     by_key: dict[tuple[str, str, str], list[Relation]] = {}
     for rel in existing:
         by_key.setdefault(triple_key(rel.source, rel.relationship, rel.destination), []).append(rel)
@@ -101,7 +103,9 @@ def retire(calls: list[dict], existing: list[Relation], new: list[ExtractedRelat
         items, bad = validate_items(raw, TripleArgs)
         dropped += bad
         for item in items:
-            key = triple_key(item.source, item.relationship, item.destination)
+            source = self_name if is_self(item.source, self_name) else item.source
+            destination = self_name if is_self(item.destination, self_name) else item.destination
+            key = triple_key(source, item.relationship, destination)
             matches = by_key.get(key)
             if not matches or key in reasserted:
                 dropped += 1  # not shown to the model, or asserted again by the same messages

@@ -19,6 +19,7 @@ from graphmem.llm.base import LLM, ToolSpec
 from graphmem.results import MemoryEvent
 from graphmem.stages.base import PromptTemplate, validate_items
 from graphmem.stages.facts import MAX_FACT_CHARS
+from graphmem.stages.self_refs import name_self
 from graphmem.types import MemoryItem, Relation, clean_text, iso
 
 UPDATE_TOOL = ToolSpec(
@@ -93,15 +94,16 @@ class MemoryUpdateStage:
         existing: list[MemoryItem],
         reference_time: datetime,
         stale: Mapping[str, list[Relation]] | None = None,
+        self_name: str = "",
     ) -> tuple[list[Decision], int]:
         """``stale``: memory id -> the relations it states that this add ended; shown with the memory
-        as ``no_longer_true``."""
+        as ``no_longer_true``. ``self_name``: the user's name, for the placeholder USER_ID in texts."""
         values = {"reference_time": iso(reference_time)}
         system = self.template.system_prompt(self.custom_prompt, **values)
         shown, listing = memory_listing(existing, stale)
         user = f"Existing memories:\n{listing}\n\nNew facts:\n" + json.dumps(facts, ensure_ascii=False, indent=1)
         chat = [{"role": "system", "content": system}, {"role": "user", "content": user}]
-        return decide(self.llm.call_tool(self.name, chat, UPDATE_TOOL), shown)
+        return decide(self.llm.call_tool(self.name, chat, UPDATE_TOOL), shown, self_name)
 
 
 def memory_listing(existing: list[MemoryItem], stale: Mapping[str, list[Relation]] | None = None) -> tuple[dict[str, MemoryItem], str]:
@@ -112,9 +114,10 @@ def memory_listing(existing: list[MemoryItem], stale: Mapping[str, list[Relation
     return shown, listing
 
 
-def decide(calls: list[dict], shown: Mapping[str, MemoryItem]) -> tuple[list[Decision], int]:
+def decide(calls: list[dict], shown: Mapping[str, MemoryItem], self_name: str = "") -> tuple[list[Decision], int]:
     """The model's ``update_memory`` calls as decisions about the ``shown`` memories, and how many
-    items were unusable (ids it was not shown, second decisions on one memory, malformed items)."""
+    items were unusable (ids it was not shown, second decisions on one memory, malformed items).
+    ``self_name``: the user's name, for the placeholder USER_ID in texts."""
     decisions: list[Decision] = []
     touched: set[str] = set()
     dropped = 0
@@ -122,7 +125,7 @@ def decide(calls: list[dict], shown: Mapping[str, MemoryItem]) -> tuple[list[Dec
         items, bad = validate_items(call.get("memory"), DecisionArgs)
         dropped += bad
         for item in items:
-            text = clean_text(item.text)[:MAX_FACT_CHARS].strip()
+            text = name_self(clean_text(item.text), self_name)[:MAX_FACT_CHARS].strip()
             if item.event == "ADD":
                 if text and text.casefold() not in {d.text.casefold() for d in decisions if d.event == "ADD"}:
                     decisions.append(Decision("ADD", text))

@@ -39,7 +39,11 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs
+
+if TYPE_CHECKING:
+    from graphmem.testing.providers import ProviderProfile
 
 __all__ = [
     "DEFAULT_REPLIES",
@@ -98,6 +102,7 @@ class RecordedRequest:
     tools: tuple = ()  # every tool the request offered (several when tool_choice is "required")
     timestamp: float = field(default_factory=time.time)
     fault: Fault | None = None  # the fault applied to this request, if any
+    refused: str | None = None  # what the provider profile refused in it (e.g. "max_tokens", "tools")
 
     @property
     def messages(self) -> list:
@@ -212,10 +217,14 @@ class ScriptedLLMServer:
         model: str = "scripted-model",
         latency: float = 0.0,
         embedder: Callable[[list[str], int], list[list[float]]] | None = None,
+        profile: ProviderProfile | None = None,
+        api_key: str | None = None,
     ):
         """``latency``: seconds every chat completion waits before answering (a model's think time;
         default 0). ``embedder(texts, dims)`` answers ``/v1/embeddings`` (default: deterministic
-        hashed unit vectors, ``dims`` from the request's ``dimensions``, else 64)."""
+        hashed unit vectors, ``dims`` from the request's ``dimensions``, else 64). ``profile``: a
+        provider's request validation and answer style (graphmem/testing/providers.py; default: plain
+        OpenAI tool calling). ``api_key``: when set, any other bearer key is answered 401."""
         if latency < 0:
             raise ValueError("latency must be >= 0")
         self.host = host
@@ -223,6 +232,8 @@ class ScriptedLLMServer:
         self.model = model
         self.latency = float(latency)
         self.embedder = embedder or hashed_vectors
+        self.profile = profile
+        self.api_key = api_key
         self.embedding_calls = 0
         self.embedded_texts = 0
         self.embedding_dims = 64  # the size of embeddings when neither the request nor the model name fixes it
@@ -449,8 +460,25 @@ class ScriptedLLMServer:
             },
         }
 
+    def refusals(self, kind: str | None = None) -> list[str]:
+        """What the provider profile refused, one entry per refused request (optionally one kind)."""
+        with self._lock:
+            return [r.refused for r in self._requests if r.refused and (kind is None or r.refused == kind)]
+
+    def _refuse(self, path: str, body: dict) -> tuple[int, dict[str, str], bytes] | None:
+        refusal = self.profile.check(body) if self.profile is not None else None
+        if refusal is None:
+            return None
+        status, payload, kind = refusal
+        with self._lock:
+            self._requests.append(RecordedRequest(tool=_tool_of(body), body=body, path=path, tools=tuple(_tools_of(body)), refused=kind))
+        return status, {}, payload
+
     def _respond(self, path: str, body: dict) -> tuple[int, dict[str, str], bytes]:
         """Compute (status, extra headers, body bytes) for a chat-completions request."""
+        refused = self._refuse(path, body)
+        if refused is not None:
+            return refused
         tool, fault = self._record_and_take_fault(path, body)
         kind = fault.fault if fault is not None else None
 
@@ -479,7 +507,8 @@ class ScriptedLLMServer:
             raise _Stopped()
 
         calls: list[tuple[str, str]] = []
-        names: list[str | None] = [*_tools_of(body)] or [tool]
+        wanted = [*_tools_of(body)] or (self.profile.json_tools(body) if self.profile is not None else [])
+        names: list[str | None] = [*wanted] or [tool]
         for name in names:
             try:
                 reply = self._next_reply(name, body)
@@ -493,7 +522,10 @@ class ScriptedLLMServer:
                 calls.extend((name or "", arguments) for arguments in _arguments_list(reply))
         if not calls:
             return 200, {}, _json_bytes(self._completion(body, None, ""))
-        return 200, {}, _json_bytes(self._completion(body, calls))
+        completion = self._completion(body, calls)
+        if self.profile is not None:
+            completion = self.profile.shape(completion, body, calls)
+        return 200, {}, _json_bytes(completion)
 
     def _embeddings(self, body: dict) -> tuple[int, bytes]:
         """Answer ``/v1/embeddings`` (counted in ``embedding_calls``; not recorded in ``requests``)."""
@@ -585,6 +617,23 @@ def _make_handler(server: ScriptedLLMServer) -> type[BaseHTTPRequestHandler]:
         def _path(self) -> str:
             return self.path.split("?", 1)[0].rstrip("/") or "/"
 
+        def _gate(self) -> str | None:
+            """The OpenAI path of this request after the profile's routing and the key check; None
+            when a refusal was sent."""
+            path = self._path()
+            if server.profile is not None:
+                query = parse_qs(self.path.split("?", 1)[1]) if "?" in self.path else {}
+                routed, refusal = server.profile.route(path, query, self.headers)
+                if refusal is not None:
+                    self._send(refusal[0], refusal[1])
+                    return None
+                path = routed or path
+            key = self.headers.get("api-key") or (self.headers.get("Authorization") or "").removeprefix("Bearer ")
+            if server.api_key is not None and key != server.api_key:
+                self._send(401, _error_bytes("Incorrect API key provided.", "invalid_request_error", "invalid_api_key"))
+                return None
+            return path
+
         def do_GET(self) -> None:
             path = self._path()
             if path in _MODELS_PATHS:
@@ -595,9 +644,12 @@ def _make_handler(server: ScriptedLLMServer) -> type[BaseHTTPRequestHandler]:
                 self._send(404, _error_bytes(f"Unknown path {path}", "invalid_request_error", "not_found"))
 
         def do_POST(self) -> None:
-            path = self._path()
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length) if length > 0 else b""
+            gated = self._gate()
+            if gated is None:
+                return
+            path = gated
             if path not in _CHAT_PATHS and path not in _EMBEDDING_PATHS:
                 self._send(404, _error_bytes(f"Unknown path {path}", "invalid_request_error", "not_found"))
                 return
