@@ -19,6 +19,7 @@
     graphmem purge | forget --user alice [--entity NAME] --yes     # retention and erasure
     graphmem import FILE [--no-infer] [--format jsonl|locomo] [--quiet]
     graphmem import-mem0 ~/.mem0/history.db [--memories export.json] [--user alice] [--reextract]
+    graphmem doctor [--config FILE]                                  # check the model and embedder
 
 Configuration comes from ``--config FILE`` (a JSON file with Memory.from_config keys; ``//`` comment
 lines allowed), else GRAPHMEM_CONFIG, else ./graphmem.json, else $GRAPHMEM_HOME/config.json
@@ -75,6 +76,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_load(sub)
     _add_fake_llm(sub)
     _add_init(sub)
+    from graphmem.doctor import add_parser as _add_doctor
+
+    _add_doctor(sub)
     return parser
 
 
@@ -376,6 +380,10 @@ def main(argv: list[str] | None = None) -> int:
             from graphmem.export_load import run as run_load
 
             return run_load(ns, load_config(ns.config))
+        if ns.command == "doctor":
+            from graphmem.doctor import run as run_doctor
+
+            return run_doctor(ns, load_config(ns.config))
         if ns.command == "import-mem0":
             from graphmem.mem0_import import run
 

@@ -33,7 +33,9 @@ def test_missing_scope_names_the_arguments(memory, method):
 
 @pytest.mark.parametrize("messages", ["", "   \n\t", [], [{"role": "user", "content": "  "}], [{"role": "user", "content": None}]])
 def test_empty_messages_make_no_llm_call(memory, server, uid, messages):
-    assert memory.add(messages, user_id=uid) == {"results": [], "relations": []}
+    result = memory.add(messages, user_id=uid)
+    assert result.pop("usage")["llm_requests"] == 0
+    assert result == {"results": [], "relations": []}
     assert server.calls() == 0
 
 

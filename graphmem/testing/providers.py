@@ -46,7 +46,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["PROFILES", "ProviderProfile", "Refusal"]
+__all__ = ["BROKEN_PROFILES", "PROFILES", "ProviderProfile", "Refusal"]
 
 Refusal = tuple[int, bytes, str]  # status, body, kind
 
@@ -69,6 +69,8 @@ class ProviderProfile:
     azure: bool = False
     response_format: bool = True  # json_schema honoured (False: ignored, the prompt must do)
     finish_reason_with_tools: str = "tool_calls"
+    refused_formats: frozenset[str] = frozenset()  # response_format types answered 400
+    json_answers: bool = True  # False: the model ignores any JSON instruction and answers prose
     client_config: dict[str, Any] = field(default_factory=dict)  # llm.config a user would write
 
     # -- validation ------------------------------------------------------------------------------
@@ -100,6 +102,9 @@ class ProviderProfile:
             if choice == "auto":
                 return self._error('"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set', "tool_choice")
             return self._error('tool_choice must either be a named tool, "auto", or "none"', "tool_choice")
+        fmt = body.get("response_format")
+        if isinstance(fmt, dict) and fmt.get("type") in self.refused_formats:
+            return self._error(f"response_format of type {fmt.get('type')!r} is not supported", "response_format", "response_format")
         if self.error_shape in ("anthropic", "gemini") and body.get("n", 1) != 1:
             return self._error("n must be 1", "n")
         temperature = body.get("temperature")
@@ -133,7 +138,7 @@ class ProviderProfile:
         message = completion["choices"][0]["message"]
         if not body.get("tools"):  # JSON mode: one object, each tool's arguments under its name
             message.pop("tool_calls", None)
-            message["content"] = json.dumps(_merged(calls))
+            message["content"] = json.dumps(_merged(calls)) if self.json_answers else PROSE
             completion["choices"][0]["finish_reason"] = "stop"
             return completion
         if self.answer_style in ("hermes", "fence") and calls:
@@ -151,6 +156,9 @@ class ProviderProfile:
             completion["usage"]["completion_tokens"] += 16
             completion["usage"]["total_tokens"] += 16
         return completion
+
+
+PROSE = "Sure! You moved to Denver, and you work at Acme. Anything else I can help with?"
 
 
 def _reasoning_refusal(body: dict[str, Any]) -> Refusal | None:
@@ -211,4 +219,12 @@ PROFILES: dict[str, ProviderProfile] = {
         ProviderProfile("anthropic-compat", model="claude-sonnet-4-5", error_shape="anthropic", response_format=False),
         ProviderProfile("gemini-compat", model="gemini-2.5-flash", error_shape="gemini", finish_reason_with_tools="stop"),
     )
+}
+
+#: Servers graphmem cannot work with, for the tests of graphmem doctor's advice: a model without
+#: tool support that ignores JSON instructions, behind a server that refuses response_format.
+BROKEN_PROFILES: dict[str, ProviderProfile] = {
+    "no-tools-no-json": ProviderProfile(
+        "no-tools-no-json", model="tinychat:1b", tools=False, refused_formats=frozenset({"json_schema", "json_object"}), json_answers=False
+    ),
 }
