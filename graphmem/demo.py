@@ -119,6 +119,7 @@ def run_demo(
     The demo deletes nothing: in a store it made itself (a temporary folder) the user is ``user_1``;
     in a store the user named, the stories go to a fresh user id (printed), so nobody's data is
     touched."""
+    from graphmem.llm.usage import format_usage
     from graphmem.memory import Memory
     from graphmem.testing import ScriptedLLMServer
 
@@ -167,6 +168,7 @@ def run_demo(
                 found = ", ".join(f"{h['source']} {h['relationship']} {h['destination']}" for h in result["relations"]) or "nothing current"
                 found += " | memories: " + ("; ".join(m["memory"] for m in result["results"]) or "none")
                 out(f"\nsearch({question!r}) -> {found}    [{_cost_line(before, _costs(memory))}]")
+            out("\nTokens per stage (the server's own counts):\n" + format_usage(memory.usage()))
             if cfg["graph_store"]["provider"] == "neo4j":
                 # browse reads the store from a config: the demo's own --config when the demo used its store
                 named = config_path if (config or {}).get("graph_store") == cfg["graph_store"] else None

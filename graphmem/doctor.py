@@ -77,8 +77,8 @@ def fix_for(exc: BaseException) -> str:
     if cause == "NotFoundError" or "404" in text:
         return "fix: no such endpoint or model: check llm.config.base_url (it usually ends in /v1) and llm.config.model"
     if "takes no tools" in text or isinstance(exc, LLMResponseError):
-        return ("fix: the model answers neither tool calls nor JSON: use a model with tool support, or a server "
-                "with a tool-call parser (vLLM --tool-call-parser) or JSON mode (llm.config.structured_output: json)")
+        return ("fix: the model answers neither tool calls nor JSON: use a model with tool support, or serve it with "
+                "a tool-call parser (vLLM --tool-call-parser) or structured outputs (response_format json_schema)")
     return "fix: see the error above; graphmem doctor --config FILE checks a config file"
 
 

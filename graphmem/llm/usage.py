@@ -116,3 +116,12 @@ def totals(llm_usages: Iterable[LLMUsage], embedding_requests: int) -> Usage:
     return out
 
 
+
+
+def format_usage(usage: Usage) -> str:
+    """A Markdown table of requests and tokens per stage, with the totals (graphmem demo prints it)."""
+    lines = ["| stage | requests | prompt tokens | completion tokens |", "|---|---:|---:|---:|"]
+    for stage, row in (usage.get("by_stage") or {}).items():
+        lines.append(f"| {stage} | {row['llm_requests']} | {row['prompt_tokens']} | {row['completion_tokens']} |")
+    lines.append(f"| **total** | {usage.get('llm_requests', 0)} | {usage.get('prompt_tokens', 0)} | {usage.get('completion_tokens', 0)} |")
+    return "\n".join(lines)

@@ -75,6 +75,8 @@ class ConversationRun:
     results: list[dict[str, Any]]  # each add's result
     server: ScriptedLLMServer
     memory: Memory
+    requests_per_add: list[int]  # chat requests the server received per add, refused ones included
+    refused_per_add: list[int]
 
 
 def run_conversation(profile: ProviderProfile, store: GraphStore, dims: int) -> ConversationRun:
@@ -85,11 +87,15 @@ def run_conversation(profile: ProviderProfile, store: GraphStore, dims: int) -> 
     server.set_handler(conversation_handler(turn))
     memory = Memory({"llm": llm_config(profile, server)}, store=store, embedder=HashingEmbedder(dims=dims))
     user = f"{USER_PREFIX}{profile.name}-{uuid.uuid4().hex[:8]}"
-    results = []
+    results, requests, refused = [], [], []
     for i, (text, _, _) in enumerate(TURNS):
         turn["n"] = i
+        before, refused_before = server.calls(), len(server.refusals())
         results.append(memory.add(text, user_id=user, timestamp=f"2026-01-0{i + 1}T12:00:00Z"))
-    return ConversationRun(dict(memory.get_all(user_id=user, include_invalidated=True)), results, server, memory)
+        requests.append(server.calls() - before)
+        refused.append(len(server.refusals()) - refused_before)
+    everything = dict(memory.get_all(user_id=user, include_invalidated=True))
+    return ConversationRun(everything, results, server, memory, requests, refused)
 
 
 def summary(everything: dict[str, Any]) -> tuple[set[Triple], set[Triple], set[tuple[str, bool]]]:
