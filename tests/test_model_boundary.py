@@ -344,3 +344,25 @@ def _embedded():
     from graphmem.stores.embedded import EmbeddedStore
 
     return EmbeddedStore(path=Path(tempfile.mkdtemp()) / "graph", embedding_dims=32)
+
+
+@pytest.mark.neo4j
+def test_doctor_checks_the_embedder_against_the_neo4j_vector_indexes(tmp_path, neo4j_uri) -> None:
+    from graphmem.stores.neo4j import Neo4jStore
+    from tests.conftest import TEST_DIMS
+
+    existing = Neo4jStore(url=neo4j_uri, embedding_dims=TEST_DIMS)
+    existing.setup()  # the indexes exist, at the suite's size
+    existing.close()
+    with ScriptedLLMServer(api_key="good") as server:
+        config = tmp_path / "config.json"
+        for dims in (TEST_DIMS, TEST_DIMS // 2):
+            config.write_text(json.dumps({"llm": _llm(server.base_url, "m"), "embedder": {"provider": "hashing", "config": {"dims": dims}},
+                                          "graph_store": {"provider": "neo4j", "config": {"url": neo4j_uri}}}))
+            run = subprocess.run([sys.executable, "-m", "graphmem.cli", "doctor", "--config", str(config)],
+                                 capture_output=True, text=True, timeout=120, cwd=ROOT)
+            assert "Traceback" not in run.stdout + run.stderr
+            if dims == TEST_DIMS:
+                assert run.returncode == 0 and "fits the Neo4j vector indexes" in run.stdout, run.stdout
+            else:
+                assert run.returncode == 1 and f"{TEST_DIMS} dimensions" in run.stdout and len(_fix_lines(run)) == 1, run.stdout
