@@ -6,7 +6,7 @@ words for BM25 and as date ranges); at query time a question is parsed the same 
 dates fall in the question's range are boosted ("what did I do in November 2022?"); a question that
 asks *when* favours hits that say when.
 
-The resolution is dateparser's (the ``dates`` extra, in ``dev``). Which words are worth handing to
+The resolution is dateparser's (a core dependency). Which words are worth handing to
 it is decided here, by a small lexicon of time words (months, weekdays, years, "ago", "yesterday",
 "last/next/this" + a unit ...): parsing every message whole costs 30-100 ms and finds dates in
 words like "we" or "May I". Without dateparser nothing is resolved and search works as before.
