@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 STRUCTURED_OUTPUTS = ("auto", "tools", "json")
+#: seconds a request waits for the client's first request of its shape (see OpenAILLM._answer)
+PROBE_WAIT = 2.0
 _FORMATS: tuple[str | None, ...] = ("json_schema", "json_object", None)
 
 
@@ -106,6 +108,7 @@ class OpenAILLM(LLM):
         self.usage = LLMUsage()
         self._lock = threading.Lock()
         self._probe = threading.Lock()  # first request of each shape goes alone: a refusal is learnt once
+        self._probe_open = False  # a first request took longer than PROBE_WAIT: nobody waits any more
         self._settled: set[str] = set()
 
     def __repr__(self) -> str:  # never the key
@@ -153,13 +156,22 @@ class OpenAILLM(LLM):
         raise LLMResponseError(f"stage {stage!r}: no usable call of {names} from the model ({last})")
 
     def _answer(self, stage: str, messages: list[dict[str, str]], tools: list[ToolSpec]) -> ToolCallResult:
+        """The first request of each shape goes alone, so concurrent first requests (an add's facts
+        and graph requests) learn a refusal from one 400, not one each. A server refuses at once; a
+        first request still unanswered after PROBE_WAIT is being worked on, so the others go ahead
+        rather than queue behind a slow model."""
         shape = "many" if len(tools) > 1 else "one"
-        if shape in self._settled:
+        if shape in self._settled or self._probe_open:
             return self._answer_now(stage, messages, tools)
-        with self._probe:
+        if not self._probe.acquire(timeout=PROBE_WAIT):
+            self._probe_open = True
+            return self._answer_now(stage, messages, tools)
+        try:
             result = self._answer_now(stage, messages, tools)
             self._settled.add(shape)
             return result
+        finally:
+            self._probe.release()
 
     def _answer_now(self, stage: str, messages: list[dict[str, str]], tools: list[ToolSpec]) -> ToolCallResult:
         if self._learnt.json_mode:
