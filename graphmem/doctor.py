@@ -13,11 +13,12 @@ import argparse
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graphmem.errors import GraphMemError, LLMResponseError
-from graphmem.llm.base import LLM, ToolSpec
-from graphmem.stages.base import PromptTemplate
+
+if TYPE_CHECKING:  # `graphmem --help` registers this command: it must not load pydantic or the SDK
+    from graphmem.llm.base import LLM, ToolSpec
 
 MODES = {"tool_calls": "tool calls", "named_choice": "named choice", "text": "text parsed", "json": "JSON mode"}
 
@@ -54,6 +55,8 @@ def _stages() -> list[tuple[str, list[ToolSpec], str]]:
 
 
 def check_stage(llm: LLM, stage: str, tools: list[ToolSpec], message: str) -> StageCheck:
+    from graphmem.stages.base import PromptTemplate
+
     system = PromptTemplate.load("doctor").render()
     chat = [{"role": "system", "content": system}, {"role": "user", "content": message}]
     try:

@@ -8,6 +8,8 @@ changing what is returned at run time (plain dicts, JSON-ready: times are ISO-86
 import sys
 from typing import Any, Literal, TypedDict
 
+from graphmem.llm.usage import Usage
+
 if sys.version_info >= (3, 11):
     from typing import NotRequired
 else:  # pragma: no cover - Python 3.10
@@ -82,10 +84,12 @@ class SearchResult(TypedDict):
 
 
 class AddResult(TypedDict):
-    """add: what it did to memories, and the relations it wrote, touched or invalidated."""
+    """add: what it did to memories, and the relations it wrote, touched or invalidated, and what
+    it asked of the model and the embedder (graphmem.llm.usage)."""
 
     results: list[AddedMemory]
     relations: list[RelationResult]
+    usage: Usage
 
 
 class HistoryRow(TypedDict):

@@ -173,7 +173,7 @@ def test_results_match_their_typed_shapes(tmp_path):
 
     from graphmem import Memory
     from graphmem.embeddings import HashingEmbedder
-    from graphmem.results import MEMORY_EVENTS, AddedMemory, MemoryEvent, MemoryResult, RelationResult, SearchResult
+    from graphmem.results import MEMORY_EVENTS, AddedMemory, AddResult, MemoryEvent, MemoryResult, RelationResult, SearchResult
 
     assert set(get_args(MemoryEvent)) == set(MEMORY_EVENTS) == {"ADD", "UPDATE", "DELETE"}
     llm = {"provider": "openai_compatible", "config": {"base_url": "http://127.0.0.1:9/v1", "api_key": "unused"}}
@@ -185,7 +185,8 @@ def test_results_match_their_typed_shapes(tmp_path):
         listed = m.get_all(user_id="ann")
         one = m.get(added["results"][0]["id"])
         history = m.history(added["results"][0]["id"])
-    for result in (added, found, listed):
+    assert set(added) == set(AddResult.__annotations__)
+    for result in (found, listed):
         assert set(result) == set(SearchResult.__annotations__)
     for item in [*found["results"], *listed["results"], one]:
         assert set(item) <= set(MemoryResult.__annotations__) and MemoryResult.__required_keys__ <= set(item)
