@@ -27,7 +27,7 @@ _BASE_URL_ALIASES = (
 )  # fmt: skip
 _IGNORED_LLM = (
     "top_p", "top_k", "enable_vision", "vision_details", "http_client_proxies", "site_url", "app_name",
-    "models", "route", "response_format", "reasoning_effort", "azure_kwargs", "store",
+    "models", "route", "response_format", "azure_kwargs", "store",
 )  # fmt: skip
 _EMBEDDER_BASE_URL_ALIASES = ("openai_base_url", "ollama_base_url", "lmstudio_base_url")
 _IGNORED_EMBEDDER = ("model_kwargs", "http_client_proxies", "memory_add_embedding_type", "memory_search_embedding_type")

@@ -110,11 +110,12 @@ def test_config_names_the_profile_for_a_deployment_name(served) -> None:
 
 
 def test_temperature_null_in_config_is_never_sent(server) -> None:
-    memory = Memory({"llm": llm_config(server, temperature=None, max_tokens_param="max_completion_tokens")},
+    memory = Memory({"llm": llm_config(server, temperature=None, max_tokens_param="max_completion_tokens", reasoning_effort="medium")},
                     embedder=HashingEmbedder(dims=32), store=_embedded())
     memory.llm.call_tool("facts", CHAT, FACTS_TOOL)
     body = server.requests[0].body
     assert "temperature" not in body and "max_tokens" not in body and body["max_completion_tokens"] == 2000
+    assert body["reasoning_effort"] == "medium"  # set explicitly: sent even to a model not known as reasoning
     memory.close()
 
 
