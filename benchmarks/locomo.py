@@ -24,6 +24,7 @@ import tempfile
 import time
 import uuid
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,8 @@ ABLATIONS = {
     "hybrid_neighbours": SearchPreset("hybrid_neighbours", {k: v for k, v in HYBRID.weights.items() if k != "time"},
                                       context=HYBRID.context, neighbours=HYBRID.neighbours),
     "hybrid_time": SearchPreset("hybrid_time", HYBRID.weights),
+    "hybrid_score": replace(HYBRID, name="hybrid_score", fusion="score"),
+    "hybrid_adaptive": replace(HYBRID, name="hybrid_adaptive", fusion="adaptive"),
 }
 
 

@@ -42,8 +42,51 @@ def score_sum(signals: Mapping[str, Sequence[float]], weights: Mapping[str, floa
     return fused
 
 
+#: signals that match words: their weight is scaled by their agreement with the vector signal ("adaptive")
+LEXICAL = ("bm25", "fulltext")
+#: how many of a lexical signal's best candidates are looked at for agreement with the vector signal
+AGREE_TOP = 5
+
+
 def fuse(signals: Mapping[str, Sequence[float]], weights: Mapping[str, float], method: str, k: int = 60) -> list[float]:
-    return rrf(signals, weights, k) if method == "rrf" else score_sum(signals, weights)
+    if method == "rrf":
+        return rrf(signals, weights, k)
+    if method == "adaptive":
+        return score_sum(signals, adaptive_weights(signals, weights))
+    return score_sum(signals, weights)
+
+
+def adaptive_weights(signals: Mapping[str, Sequence[float]], weights: Mapping[str, float]) -> dict[str, float]:
+    """The preset's weights, each lexical signal's scaled by its ``agreement`` with the vector signal.
+
+    Why: a word match is strong evidence when the meaning confirms it. In a chat of long code
+    answers, a question's generic words ("code", "service", "format") match long documents about
+    something else, and a max-normalised BM25 then outvotes the cosine of the one short turn that
+    answers it. The vector signal is the anchor: a cosine means the same across queries, a BM25
+    score does not. When the lexical head is also the semantic head, the weight stays whole.
+    """
+    out = dict(weights)
+    vector = signals.get("vector")
+    if vector is None or not weights.get("vector"):
+        return out
+    for name in LEXICAL:
+        if name in signals and out.get(name):
+            out[name] = out[name] * agreement(signals[name], vector)
+    return out
+
+
+def agreement(lexical: Sequence[float], vector: Sequence[float], top: int = AGREE_TOP) -> float:
+    """In [0, 1]: the best min-max-normalised cosine (over these candidates) among the lexical
+    signal's ``top`` best candidates. 1: one of the words' best is also the meaning's best; near 0:
+    the words found only what the meaning ranks last. 0 when nothing matches a word; 1 when the
+    cosines cannot tell candidates apart (no evidence against the words)."""
+    order = sorted((i for i, s in enumerate(lexical) if s > 0), key=lambda i: -lexical[i])[:top]
+    if not order:
+        return 0.0
+    low, high = min(vector), max(vector)
+    if high <= low:
+        return 1.0
+    return max((vector[i] - low) / (high - low) for i in order)
 
 
 def _length(signals: Mapping[str, Sequence[float]]) -> int:

@@ -9,7 +9,7 @@ from typing import Literal, get_args
 from graphmem.errors import InvalidInputError
 
 Signal = Literal["vector", "bm25", "fulltext", "seed", "time"]
-Fusion = Literal["score", "rrf"]
+Fusion = Literal["score", "rrf", "adaptive"]
 SIGNALS: tuple[str, ...] = get_args(Signal)
 FUSIONS: tuple[str, ...] = get_args(Fusion)
 
@@ -23,7 +23,9 @@ class SearchPreset:
     name: str
     #: weight per signal (vector, bm25, fulltext, seed, time); a signal with weight 0 is ignored
     weights: dict[str, float] = field(default_factory=dict)
-    #: "score": weighted sum of max-normalised scores; "rrf": reciprocal-rank fusion
+    #: "score": weighted sum of max-normalised scores; "rrf": reciprocal-rank fusion; "adaptive":
+    #: "score" with each lexical signal's weight scaled by its agreement with the vector signal on
+    #: this query's candidates (fusion.adaptive_weights)
     fusion: Fusion = "score"
     rrf_k: int = 60
     #: memories only: an item gains ``context`` x the best own score of the messages just before and
@@ -70,8 +72,8 @@ def _number(value: object) -> bool:
 
 
 _HYBRID_WEIGHTS = {"vector": 1.0, "bm25": 1.0, "fulltext": 0.5, "seed": 0.5, "time": 0.5}
-HYBRID = SearchPreset("hybrid", _HYBRID_WEIGHTS, context=0.25, neighbours=1)
-HYBRID_CONTEXT = SearchPreset("hybrid_context", _HYBRID_WEIGHTS, context=0.25, neighbours=1, neighbours_as="context")
+HYBRID = SearchPreset("hybrid", _HYBRID_WEIGHTS, fusion="adaptive", context=0.25, neighbours=1)
+HYBRID_CONTEXT = SearchPreset("hybrid_context", _HYBRID_WEIGHTS, fusion="adaptive", context=0.25, neighbours=1, neighbours_as="context")
 HYBRID_RRF = SearchPreset("hybrid_rrf", {"vector": 1.0, "bm25": 1.0, "fulltext": 0.5, "seed": 0.5}, fusion="rrf")
 VECTOR_ONLY = SearchPreset("vector", {"vector": 1.0})
 BM25_ONLY = SearchPreset("bm25", {"bm25": 1.0})
