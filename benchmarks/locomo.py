@@ -44,7 +44,8 @@ ABLATIONS = {
                                       context=HYBRID.context, neighbours=HYBRID.neighbours),
     "hybrid_time": SearchPreset("hybrid_time", HYBRID.weights),
     "hybrid_score": replace(HYBRID, name="hybrid_score", fusion="score"),
-    "hybrid_adaptive": replace(HYBRID, name="hybrid_adaptive", fusion="adaptive"),
+    "hybrid_no_session": replace(HYBRID, name="hybrid_no_session", session=0.0),
+    "hybrid_score_no_session": replace(HYBRID, name="hybrid_score_no_session", fusion="score", session=0.0),
 }
 
 

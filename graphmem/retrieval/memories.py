@@ -10,7 +10,8 @@
 3. Own scores: BM25 over the pool (the text plus the words of its resolved dates), vector, and a
    ``time`` signal (the item's dates overlap the question's range; or, for "when ..." questions, the
    item names a time), fused by the preset. Then each item gains ``preset.context`` x the best own
-   score of its direct neighbours in the conversation.
+   score of its direct neighbours in the conversation, and ``preset.session`` x the share of the
+   ranking's head said in its session (session_support: the cluster hypothesis).
 4. ``neighbours_as="hits"``: fetched neighbours are ranked as hits of their own; ``"context"``: they
    ride along on their hit as ``context`` and only candidates are ranked.
 """
@@ -18,7 +19,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 from graphmem.filters import Filter
@@ -86,10 +87,14 @@ def _rank(
         if abs(n.offset) == 1:
             adjacent[n.of].add(n.item.id)
             adjacent[n.item.id].add(n.of)
+    support = session_support(pool, own, limit) if preset.session else {}
     for item_id, item in pool.items():
         boost = preset.context * max((max(own[j], 0.0) for j in adjacent[item_id]), default=0.0)
         if preset.context:
             item.scores["context"] = boost
+        if support:
+            item.scores["session"] = preset.session * support[item_id]
+            boost += item.scores["session"]
         item.score = own[item_id] + boost
     ranked = [m for m in pool.values() if (m.score or 0) > 0]
     ranked.sort(key=lambda m: (-(m.score or 0), -(m.created_at.timestamp() if m.created_at else 0.0)))
@@ -97,6 +102,37 @@ def _rank(
     if preset.neighbours_as == "context":
         _attach(ranked, context, scored, own)
     return ranked
+
+
+def session_of(item: MemoryItem) -> tuple[str | None, date] | None:
+    """The conversation session a message belongs to: its run and the day it was said (None for a
+    memory that was not said in a conversation)."""
+    return (item.run_id, item.said_at.date()) if item.said_at is not None else None
+
+
+def session_support(pool: dict[str, MemoryItem], own: dict[str, float], head: int) -> dict[str, float]:
+    """Per item, how much of the ranking's head (the ``head`` best by own score, each counted as
+    own / best) sits in its session, itself left out.
+
+    Why (the cluster hypothesis): hits that gather in one session support each other, as the turns
+    of one exchange do; a lone match in a session nothing else points at is weaker evidence. A
+    question whose head spreads over several sessions gives each of them a little.
+    """
+    ranked = sorted(pool, key=lambda i: -own[i])[:head]
+    best = max((own[i] for i in ranked), default=0.0)
+    if best <= 0:
+        return {}
+    mass: dict[tuple[str | None, date], float] = defaultdict(float)
+    share = {i: max(own[i], 0.0) / best for i in ranked}
+    for i in ranked:
+        key = session_of(pool[i])
+        if key is not None:
+            mass[key] += share[i]
+    out = {}
+    for i, item in pool.items():
+        key = session_of(item)
+        out[i] = mass[key] - share.get(i, 0.0) if key is not None else 0.0
+    return out
 
 
 def _own_scores(items: list[MemoryItem], query: str, preset: SearchPreset, when: QueryTime | None) -> dict[str, float]:

@@ -35,6 +35,9 @@ class SearchPreset:
     #: 0: none). ``neighbours_as``: "hits" ranks them as hits of their own, "context" attaches them
     #: to their hit as ``context``
     neighbours: int = 0
+    #: memories only: an item gains ``session`` x how much of the ranking's head (the ``limit`` best,
+    #: each as a share of the best) was said in its session (same run, same day); 0: off
+    session: float = 0.0
     neighbours_as: Literal["hits", "context"] = "hits"
     seed_top_k: int = 10
     seed_threshold: float = 0.3
@@ -57,6 +60,8 @@ class SearchPreset:
         for name, value, low in (("rrf_k", self.rrf_k, 1), ("seed_top_k", self.seed_top_k, 1), ("neighbours", self.neighbours, 0)):
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise InvalidInputError(f"{where}: {name} must be an integer >= {low}, got {value!r}")
+        if not _number(self.session) or self.session < 0:
+            raise InvalidInputError(f"{where}: session must be a finite number >= 0, got {self.session!r}")
         if not _number(self.context) or self.context < 0:
             raise InvalidInputError(f"{where}: context must be a finite number >= 0, got {self.context!r}")
         if self.neighbours_as not in ("hits", "context"):
@@ -72,8 +77,9 @@ def _number(value: object) -> bool:
 
 
 _HYBRID_WEIGHTS = {"vector": 1.0, "bm25": 1.0, "fulltext": 0.5, "seed": 0.5, "time": 0.5}
-HYBRID = SearchPreset("hybrid", _HYBRID_WEIGHTS, fusion="adaptive", context=0.25, neighbours=1)
-HYBRID_CONTEXT = SearchPreset("hybrid_context", _HYBRID_WEIGHTS, fusion="adaptive", context=0.25, neighbours=1, neighbours_as="context")
+HYBRID = SearchPreset("hybrid", _HYBRID_WEIGHTS, fusion="adaptive", context=0.25, neighbours=1, session=0.1)
+HYBRID_CONTEXT = SearchPreset("hybrid_context", _HYBRID_WEIGHTS, fusion="adaptive", context=0.25, neighbours=1, session=0.1,
+                              neighbours_as="context")
 HYBRID_RRF = SearchPreset("hybrid_rrf", {"vector": 1.0, "bm25": 1.0, "fulltext": 0.5, "seed": 0.5}, fusion="rrf")
 VECTOR_ONLY = SearchPreset("vector", {"vector": 1.0})
 BM25_ONLY = SearchPreset("bm25", {"bm25": 1.0})
