@@ -14,6 +14,11 @@ latency is the wall time of the limit=10 ``Memory.search`` call including the qu
 date, data file, commit and every preset's settings are printed with the results.
 
     python -m benchmarks.locomo ../shared/data/locomo/locomo_dev3.json
+
+Another shape, generated (long code answers, instructions stated once; benchmarks.locomo_techchat):
+
+    python -m benchmarks.locomo_techchat /tmp/techchat.json --seed 1 2 3 4 5 6 7 8
+    python -m benchmarks.locomo /tmp/techchat.json --presets vector bm25 hybrid hybrid_score_no_session --k 10
 """
 
 from __future__ import annotations
@@ -37,7 +42,8 @@ from graphmem.testing import ScriptedLLMServer
 
 MAIN_CATEGORIES = (1, 2, 3, 4)
 LATENCY_K = 10
-#: ``hybrid`` with one mechanism of issue 14 or more taken out, to measure what each buys
+#: ``hybrid`` with one mechanism of issue 14 or 24 or more taken out, to measure what each buys
+#: (``hybrid_score``: fixed fusion weights; ``*_no_session``: no session support)
 ABLATIONS = {
     "hybrid_plain": SearchPreset("hybrid_plain", {k: v for k, v in HYBRID.weights.items() if k != "time"}),
     "hybrid_neighbours": SearchPreset("hybrid_neighbours", {k: v for k, v in HYBRID.weights.items() if k != "time"},
