@@ -61,6 +61,10 @@ class EmbeddingError(GraphMemError):
     """The embedder failed."""
 
 
+class RerankError(GraphMemError):
+    """The optional search reranker failed or returned unusable scores."""
+
+
 class ClosedError(GraphMemError):
     """A Memory (or a part of it) was used after ``close()``."""
 

@@ -33,6 +33,7 @@ from graphmem.retention import Retention, expiration
 from graphmem.retrieval import SearchPreset, get_preset
 from graphmem.retrieval.graph import search_relations
 from graphmem.retrieval.memories import search_memories
+from graphmem.retrieval.rerank import Reranker
 from graphmem.retrieval.when import annotate_times, parse_query
 from graphmem.stages.conversation import Message
 from graphmem.stages.facts import FactExtractionStage
@@ -78,7 +79,9 @@ class Memory:
         llm: LLM | None = None,
         embedder: Embedder | None = None,
         store: GraphStore | None = None,
+        reranker: Reranker | None = None,
     ) -> None:
+        self.reranker = reranker  # optional search stage (graphmem.retrieval.rerank); None: off
         self.config = config if isinstance(config, MemoryConfig) else MemoryConfig.load(config)
         limits = self.config.llm_limits
         self.llm = limited(llm or build_llm(self.config.llm), limits.max_concurrency, limits.requests_per_minute)
@@ -337,9 +340,9 @@ class Memory:
         ``threshold``: minimum cosine of a memory. ``as_of`` (event time): relations valid then and
         memories true then; default now. ``known_at`` (transaction time): what graphmem believed at
         that moment. ``entity_types`` / ``relationship_types``: only relations with an endpoint of
-        one of these types / of one of these relationship types (graphmem.type_filters). ``rerank``
-        is accepted for mem0 code: results are always ranked by the fused hybrid score (there is no
-        separate reranker model to switch off).
+        one of these types / of one of these relationship types (graphmem.type_filters). ``rerank``:
+        with a reranker given to ``Memory(reranker=...)``, False skips it for this search (mem0's
+        flag); without one, results are ranked by the fused hybrid score either way.
         ``hops=2``: relations two hops from the seed entities too, each with its ``path``.
         """
         scope, flt = scope_and_filter(user_id, agent_id, run_id, filters)
@@ -370,7 +373,8 @@ class Memory:
         # the two halves are independent: on a database server they run at once (wall = the slower one)
         pending = self._search_pool.submit(find_relations) if self.store.concurrent_reads else None
         try:
-            memories = search_memories(self.store, scope, query, embedding, chosen, limit, flt, when, threshold, asked, known)
+            memories = search_memories(self.store, scope, query, embedding, chosen, limit, flt, when, threshold, asked, known,
+                                       self.reranker if rerank else None)
         except BaseException:
             if pending is not None:
                 pending.cancel()  # when still queued; a running one ends on its own, unread

@@ -25,6 +25,7 @@ from typing import Any
 from graphmem.filters import Filter
 from graphmem.retrieval.fusion import fuse
 from graphmem.retrieval.presets import SearchPreset
+from graphmem.retrieval.rerank import Reranker, rerank
 from graphmem.retrieval.text import BM25
 from graphmem.retrieval.when import QueryTime, overlap
 from graphmem.stores.base import GraphStore, MemoryQuery
@@ -47,6 +48,7 @@ def search_memories(
     threshold: float | None = None,
     when: QueryTime | None = None,
     known_at: datetime | None = None,
+    reranker: Reranker | None = None,
 ) -> list[MemoryItem]:
     top_k = max(limit * OVERFETCH, 30)
     candidates = store.search_memories(scope, MemoryQuery(embedding, query, top_k=top_k, filters=filters, as_of=as_of, known_at=known_at))
@@ -72,7 +74,9 @@ def search_memories(
             for n in context.neighbours:
                 if threshold is None or n.item.scores.get("vector", 0.0) >= threshold:
                     pool.setdefault(n.item.id, n.item)
-    return _rank(pool, context, query, preset, when, limit)
+    if reranker is None:
+        return _rank(pool, context, query, preset, when, limit)
+    return rerank(_rank(pool, context, query, preset, when, max(limit, preset.rerank_top)), query, reranker, preset.rerank_top)[:limit]
 
 
 def _rank(

@@ -39,6 +39,9 @@ class SearchPreset:
     #: each as a share of the best) was said in its session (same run, same day); 0: off
     session: float = 0.0
     neighbours_as: Literal["hits", "context"] = "hits"
+    #: memories only: with a reranker given to Memory (retrieval.rerank), how many of the fused best
+    #: it re-orders (it reads each (question, text) pair: one model call per search)
+    rerank_top: int = 20
     seed_top_k: int = 10
     seed_threshold: float = 0.3
     #: relations: search(hops=2) multiplies a seed's scores by this for each hop beyond the first
@@ -57,7 +60,8 @@ class SearchPreset:
             raise InvalidInputError(f"{where}: every weight is 0, nothing would be ranked")
         if self.fusion not in FUSIONS:
             raise InvalidInputError(f"{where}: unknown fusion {self.fusion!r}; choose one of {', '.join(FUSIONS)}")
-        for name, value, low in (("rrf_k", self.rrf_k, 1), ("seed_top_k", self.seed_top_k, 1), ("neighbours", self.neighbours, 0)):
+        for name, value, low in (("rrf_k", self.rrf_k, 1), ("seed_top_k", self.seed_top_k, 1), ("neighbours", self.neighbours, 0),
+                                ("rerank_top", self.rerank_top, 1)):
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise InvalidInputError(f"{where}: {name} must be an integer >= {low}, got {value!r}")
         if not _number(self.session) or self.session < 0:
