@@ -2,7 +2,7 @@
 
 Each item is one add of a user and an assistant message (2 messages) for one of --scopes users,
 with a unique idempotency key; --batch-size adds per transaction and per embedding call, --workers
-lanes (scopes spread over them, see graphmem/bulk.py). Reported: messages per second for the whole
+lanes (scopes spread over them, see graphmem/ingest/bulk.py). Reported: messages per second for the whole
 run (embedding included) and the seconds during which the embedder was busy (at least one call
 running; lanes overlap, so this is not a sum), so a slow embedder (MiniLM on CPU) shows where it
 bounds the rate. A resume pass (every key imported already) is timed too. --days N dates item i

@@ -18,7 +18,7 @@ from collections import Counter
 from pathlib import Path
 
 from benchmarks.common import table
-from graphmem.demo import run_demo
+from graphmem.cli.demo import run_demo
 from graphmem.stores.embedded import EmbeddedStore
 from graphmem.testing.conformance import run_conversation, summary
 from graphmem.testing.providers import PROFILES

@@ -91,7 +91,7 @@ def start_server(folder: Path, llm_url: str, neo4j_url: str, admin_key: str, wor
     (folder / "keys.json").write_text(json.dumps({"keys": [{"name": "bench", "sha256": hash_key(admin_key), "admin": True}]}))
     port = free_port()
     log = open(folder / "server.log", "wb")  # noqa: SIM115 - closed with the process
-    proc = subprocess.Popen([sys.executable, "-m", "graphmem.cli", "serve", "--config", str(folder / "config.json"),
+    proc = subprocess.Popen([sys.executable, "-m", "graphmem.cli.main", "serve", "--config", str(folder / "config.json"),
                              "--keys", str(folder / "keys.json"), "--port", str(port), "--workers", str(workers)],
                             stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
     url = f"http://127.0.0.1:{port}"

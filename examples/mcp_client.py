@@ -22,7 +22,7 @@ SCRIPT = [{"text": "My daughter Mia starts school in September", "facts": ["Daug
 
 
 async def main(config_path: str) -> None:
-    server = StdioServerParameters(command=sys.executable, args=["-m", "graphmem.cli", "mcp", "--user", "alice", "--config", config_path])
+    server = StdioServerParameters(command=sys.executable, args=["-m", "graphmem.cli.main", "mcp", "--user", "alice", "--config", config_path])
     async with Client(server, read_timeout_seconds=60) as client:
         print("tools:", ", ".join(t.name for t in (await client.list_tools()).tools))
         await client.call_tool("add_memory", {"messages": "My daughter Mia starts school in September"})

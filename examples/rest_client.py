@@ -31,7 +31,7 @@ with models(SCRIPT) as config, tempfile.TemporaryDirectory() as tmp:
     with socket.socket() as s:  # a free port
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    server = subprocess.Popen([sys.executable, "-m", "graphmem.cli", "serve", "--config", f"{tmp}/config.json",
+    server = subprocess.Popen([sys.executable, "-m", "graphmem.cli.main", "serve", "--config", f"{tmp}/config.json",
                                "--keys", f"{tmp}/keys.json", "--port", str(port)])
     base = f"http://127.0.0.1:{port}"
     try:

@@ -28,9 +28,9 @@ from pydantic import (
     model_validator,
 )
 
-from graphmem import mem0_compat
+from graphmem.compat import mem0_config as mem0_compat
 from graphmem.errors import ConfigError
-from graphmem.ontology import Ontology
+from graphmem.schema.ontology import Ontology
 
 log = logging.getLogger(__name__)
 
@@ -125,7 +125,7 @@ class GraphStoreConfig(_Model):
     threshold: float = Field(0.7, ge=0.0, le=1.0)
     custom_prompt: str | None = None  # mem0's key: replaces the graph extraction system prompt
     llm: LLMConfig | None = None  # mem0 allows a separate LLM for graph stages
-    ontology: Ontology | None = None  # the user's entity and relation types (graphmem.ontology)
+    ontology: Ontology | None = None  # the user's entity and relation types (graphmem.schema.ontology)
 
     def settings(self) -> Neo4jSettings | EmbeddedSettings:
         try:

@@ -13,28 +13,29 @@ from contextlib import contextmanager
 from datetime import date, datetime
 from typing import Any, Literal, overload
 
-from graphmem.bulk import BulkAdder, ProgressCallback
 from graphmem.config import MemoryConfig
-from graphmem.context import Summarizer
 from graphmem.embeddings import Embedder
 from graphmem.errors import ClosedError, ConfigError, InvalidInputError, NotFoundError
 from graphmem.factory import build_embedder, build_llm, build_store
-from graphmem.filters import check_metadata_key, scope_and_filter
-from graphmem.history import History, HistoryEvent, sortable_time
+from graphmem.ingest import AddOutcome, AddPipeline
+from graphmem.ingest.add import log_messages
+from graphmem.ingest.bulk import BulkAdder, ProgressCallback
+from graphmem.ingest.context import Summarizer
+from graphmem.ingest.messages import for_extraction, parse_messages, verbatim_messages
+from graphmem.ingest.single_pass import SinglePassPipeline
+from graphmem.lifecycle.history import History, HistoryEvent, sortable_time
+from graphmem.lifecycle.retention import Retention, expiration
 from graphmem.llm import LLM
 from graphmem.llm.limits import limited
 from graphmem.llm.usage import Usage, metered, totals
-from graphmem.messages import for_extraction, parse_messages, verbatim_messages
-from graphmem.pipeline import AddOutcome, AddPipeline
-from graphmem.pipeline.add import log_messages
-from graphmem.pipeline.single_pass import SinglePassPipeline
 from graphmem.results import MemoryResult, SearchResult
-from graphmem.retention import Retention, expiration
 from graphmem.retrieval import SearchPreset, get_preset
 from graphmem.retrieval.graph import search_relations
 from graphmem.retrieval.memories import search_memories
 from graphmem.retrieval.rerank import Reranker
 from graphmem.retrieval.when import annotate_times, parse_query
+from graphmem.schema.filters import check_metadata_key, scope_and_filter
+from graphmem.schema.type_filters import TypeFilter
 from graphmem.stages.conversation import Message
 from graphmem.stages.facts import FactExtractionStage
 from graphmem.stages.graph_extraction import GraphExtractionStage
@@ -44,7 +45,6 @@ from graphmem.stages.self_refs import SELF_WORDS
 from graphmem.stages.single_pass import SinglePassStage
 from graphmem.stages.summary import SummaryStage
 from graphmem.stores.base import GraphStore
-from graphmem.type_filters import TypeFilter
 from graphmem.types import (
     GraphWrite,
     MemoryItem,
@@ -261,7 +261,7 @@ class Memory:
         reported in ``failed`` and the others go on. ``progress`` is called with a BulkProgress after
         each batch (or add); setting ``stop`` ends the run after the running batch. Returns
         {"added", "skipped", "failed": [{"index", "key", "error"}], "messages", "seen", "stopped"}.
-        See graphmem/bulk.py."""
+        See graphmem/ingest/bulk.py."""
         adder = BulkAdder(self, infer, batch_size or self.config.bulk.batch_size, workers or self.config.bulk.workers, progress, stop)
         return adder.run(items)
 
@@ -336,11 +336,11 @@ class Memory:
         """Memories and relations relevant to ``query``: no LLM call, one embedding, two or three store
         queries (the third fetches neighbouring messages and dated memories when the preset asks).
 
-        ``filters``: mem0's filter language (graphmem.filters; scope ids may sit inside it).
+        ``filters``: mem0's filter language (graphmem.schema.filters; scope ids may sit inside it).
         ``threshold``: minimum cosine of a memory. ``as_of`` (event time): relations valid then and
         memories true then; default now. ``known_at`` (transaction time): what graphmem believed at
         that moment. ``entity_types`` / ``relationship_types``: only relations with an endpoint of
-        one of these types / of one of these relationship types (graphmem.type_filters). ``rerank``:
+        one of these types / of one of these relationship types (graphmem.schema.type_filters). ``rerank``:
         with a reranker given to ``Memory(reranker=...)``, False skips it for this search (mem0's
         flag); without one, results are ranked by the fused hybrid score either way.
         ``hops=2``: relations two hops from the seed entities too, each with its ``path``.

@@ -212,7 +212,7 @@ class Entity:
     updated_at: datetime | None = None
     embedding: list[float] | None = None
     score: float | None = None  # similarity when returned by a match
-    attributes: dict[str, Any] = field(default_factory=dict)  # ontology attributes (graphmem.ontology)
+    attributes: dict[str, Any] = field(default_factory=dict)  # ontology attributes (graphmem.schema.ontology)
 
     def to_dict(self) -> dict[str, Any]:
         out = {

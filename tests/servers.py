@@ -40,7 +40,7 @@ def write_config(folder: Path, llm_base_url: str, store: str, neo4j_uri: str | N
 
 
 def graphmem_command(*args: str) -> list[str]:
-    return [sys.executable, "-m", "graphmem.cli", *args]
+    return [sys.executable, "-m", "graphmem.cli.main", *args]
 
 
 @contextmanager

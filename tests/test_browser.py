@@ -1,4 +1,4 @@
-"""Exploring a scope's graph in Neo4j Browser (graphmem.browser) and exporting it (graphmem.export).
+"""Exploring a scope's graph in Neo4j Browser (graphmem.browser) and exporting it (graphmem.lifecycle.export).
 
 Unit tests need nothing; the ``neo4j_uri`` tests run on the real Neo4j; the real-browser test drives
 Debian's chromium headless through Selenium against the Browser the project's launcher serves.
@@ -36,14 +36,14 @@ from graphmem.browser import (
     load_query,
 )
 from graphmem.browser.browse import browse, server_browser_url
-from graphmem.cli import main
+from graphmem.cli.main import main
 from graphmem.embeddings import HashingEmbedder
 from graphmem.errors import (
     InvalidInputError,
     StoreError,
     StoreUnavailableError,
 )
-from graphmem.export import read_graph, to_cypher, to_graphml, to_json
+from graphmem.lifecycle.export import read_graph, to_cypher, to_graphml, to_json
 from graphmem.types import (
     EntityWrite,
     GraphWrite,
@@ -496,7 +496,7 @@ def test_server_browser_url_follows_the_servers_settings():
 
 
 def test_demo_browse_hint_names_the_config_it_needs(tmp_path):
-    from graphmem.demo import U, browse_hint
+    from graphmem.cli.demo import U, browse_hint
 
     store = {"provider": "neo4j", "config": {"url": "bolt://127.0.0.1:7612"}}
     assert f"graphmem browse --user {U} --config {tmp_path / 'c.json'}" in browse_hint(store, tmp_path / "c.json")
@@ -601,7 +601,7 @@ def test_real_browser_shows_the_users_graph(chrome, neo4j_store, neo4j_uri, tmp_
     from selenium.webdriver.support.ui import WebDriverWait
 
     from graphmem import Memory
-    from graphmem.demo import STORIES, U, story_handler
+    from graphmem.cli.demo import STORIES, U, story_handler
     from graphmem.testing import ScriptedLLMServer
 
     with GraphDatabase.driver(neo4j_uri) as driver:

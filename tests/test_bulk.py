@@ -17,8 +17,8 @@ import pytest
 from conftest import TEST_DIMS, make_store
 from helpers import make_memory
 
-from graphmem.bulk import BadItem
-from graphmem.bulk_verbatim import lane_of
+from graphmem.ingest.bulk import BadItem
+from graphmem.ingest.verbatim import lane_of
 from graphmem.types import Scope
 
 STORES = ["embedded", pytest.param("neo4j", marks=pytest.mark.neo4j)]
@@ -235,7 +235,7 @@ def test_an_interrupted_import_leaves_whole_adds_and_a_rerun_completes(kind, how
     else:
         config["graph_store"] = {"provider": "embedded", "config": {"path": str(tmp_path / "graph")}}
     (tmp_path / "config.json").write_text(json.dumps(config))
-    cmd = [sys.executable, "-m", "graphmem.cli", "import", str(data), "--no-infer", "--batch-size", "10",
+    cmd = [sys.executable, "-m", "graphmem.cli.main", "import", str(data), "--no-infer", "--batch-size", "10",
            "--progress", "lines", "--config", str(tmp_path / "config.json")]
     env = {**os.environ, "OPENAI_API_KEY": "unused"}
     proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, env=env)

@@ -7,7 +7,7 @@ import json
 import pytest
 from helpers import graph, script
 
-from graphmem.cli import main
+from graphmem.cli.main import main
 
 
 @pytest.fixture

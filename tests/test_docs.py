@@ -22,8 +22,8 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from graphmem import mem0_compat
-from graphmem.cli import build_parser
+from graphmem.cli.main import build_parser
+from graphmem.compat import mem0_config as mem0_compat
 from graphmem.config import EmbeddedSettings, MemoryConfig, Neo4jSettings
 from graphmem.embeddings import PROVIDERS, HashingEmbedder, OnnxEmbedder, OpenAIEmbedder
 from graphmem.testing.scripted_server import ScriptedLLMServer, hashed_vectors

@@ -13,9 +13,9 @@ import pytest
 from conftest import TEST_DIMS, make_store
 from helpers import graph, make_memory, script
 
-from graphmem.cli import main
-from graphmem.export import read_graph, retarget, to_cypher, to_graphml, to_json
-from graphmem.export_load import load_graph, read_export
+from graphmem.cli.main import main
+from graphmem.lifecycle.export import read_graph, retarget, to_cypher, to_graphml, to_json
+from graphmem.lifecycle.load import load_graph, read_export
 from graphmem.types import Scope
 
 

@@ -87,7 +87,7 @@ def test_fake_llm_command_serves_the_cli(tmp_path):
                                    "relations": [["I", "has_sister", "Ana"], ["Ana", "lives_in", "Porto"]]}]))
     log = tmp_path / "fake.log"
     with open(log, "wb") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "graphmem.cli", "fake-llm", "--port", str(port), "--script", str(script)],
+        proc = subprocess.Popen([sys.executable, "-m", "graphmem.cli.main", "fake-llm", "--port", str(port), "--script", str(script)],
                                 stdout=out, stderr=subprocess.STDOUT)
     try:
         url = f"http://127.0.0.1:{port}/v1"
@@ -103,7 +103,7 @@ def test_fake_llm_command_serves_the_cli(tmp_path):
         env["GRAPHMEM_BASE_URL"] = url
 
         def cli(*args: str) -> str:
-            done = subprocess.run([sys.executable, "-m", "graphmem.cli", *args, "--config", str(config)], env=env,
+            done = subprocess.run([sys.executable, "-m", "graphmem.cli.main", *args, "--config", str(config)], env=env,
                                   capture_output=True, text=True, timeout=120)
             assert done.returncode == 0, done.stderr
             return done.stdout

@@ -11,7 +11,7 @@ import pytest
 from conftest import TEST_DIMS
 
 from graphmem.errors import InvalidInputError
-from graphmem.filters import matches, parse, scope_and_filter
+from graphmem.schema.filters import matches, parse, scope_and_filter
 from graphmem.stores.neo4j.filters import to_cypher
 from graphmem.types import (
     EntityWrite,

@@ -194,7 +194,7 @@ def audited(server, store, tmp_path, monkeypatch):
     """A Memory whose history waits at most 0.2 s for a lock, and a second connection to lock it."""
     import sqlite3
 
-    from graphmem import history
+    from graphmem.lifecycle import history
 
     monkeypatch.setattr(history, "LOCK_TIMEOUT", 0.2)
     path = tmp_path / "history.db"
@@ -255,7 +255,7 @@ def test_a_locked_history_after_a_delete_does_not_fail_it(audited, uid, monkeypa
 
 
 def test_repair_keeps_a_staged_delete_the_store_carried_out(tmp_path):
-    from graphmem.history import History, HistoryEvent
+    from graphmem.lifecycle.history import History, HistoryEvent
 
     log = History(tmp_path / "h.db")
     scope = Scope.of(user_id="u")
@@ -370,7 +370,8 @@ def test_an_unwritable_history_path_is_a_config_error_at_start(server, tmp_path,
 def test_a_history_locked_at_start_is_a_graphmem_error(server, tmp_path, monkeypatch):
     import sqlite3
 
-    from graphmem import StoreError, history
+    from graphmem import StoreError
+    from graphmem.lifecycle import history
 
     monkeypatch.setattr(history, "LOCK_TIMEOUT", 0.2)
     path = tmp_path / "history.db"
@@ -407,7 +408,7 @@ def test_an_unreachable_neo4j_fails_at_once_naming_the_url(server, tmp_path, cap
 def test_demo_uses_the_configured_neo4j_and_touches_no_one_elses_data(neo4j_uri, tmp_path, monkeypatch, uid):
     import re
 
-    from graphmem.demo import run_demo
+    from graphmem.cli.demo import run_demo
     from graphmem.stores.neo4j import Neo4jStore
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)

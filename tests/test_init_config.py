@@ -9,9 +9,9 @@ import json
 import pytest
 from conftest import MODEL_DIR
 
-from graphmem.cli import main
+from graphmem.cli.init_config import PROFILES, find_config, read_config, render
+from graphmem.cli.main import main
 from graphmem.config import MemoryConfig
-from graphmem.init_config import PROFILES, find_config, read_config, render
 from graphmem.testing import FakeModel
 
 

@@ -128,7 +128,7 @@ def test_http_server_with_scope_per_call(request, tmp_path, llm, store):
 def test_documented_snippet_registers_a_valid_command():
     from pathlib import Path
 
-    from graphmem.cli import build_parser
+    from graphmem.cli.main import build_parser
 
     page = (Path(__file__).resolve().parent.parent / "docs" / "servers.md").read_text(encoding="utf-8")
     block = next(b for b in page.split("```json")[1:] if "mcpServers" in b).split("```")[0]

@@ -8,7 +8,8 @@ import logging
 import pytest
 from conftest import TEST_DIMS
 
-from graphmem import ConfigError, Memory, mem0_compat
+from graphmem import ConfigError, Memory
+from graphmem.compat import mem0_config as mem0_compat
 from graphmem.config import MemoryConfig
 
 MOVIES = [

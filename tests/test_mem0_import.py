@@ -11,8 +11,8 @@ from conftest import TEST_DIMS
 from helpers import graph, llm_config, script
 
 from graphmem import InvalidInputError, Memory
-from graphmem.cli import main
-from graphmem.mem0_import import import_mem0
+from graphmem.cli.main import main
+from graphmem.compat.mem0_import import import_mem0
 
 # mem0 1.0's history table, column for column
 MEM0_HISTORY = """

@@ -293,7 +293,7 @@ def test_dateparser_is_a_core_dependency_and_dates_an_empty_alias() -> None:
 def doctor(tmp_path: Path, llm: dict) -> subprocess.CompletedProcess:
     config = tmp_path / "config.json"
     config.write_text(json.dumps({"llm": llm, "embedder": {"provider": "hashing", "config": {"dims": 64}}}))
-    return subprocess.run([sys.executable, "-m", "graphmem.cli", "doctor", "--config", str(config)],
+    return subprocess.run([sys.executable, "-m", "graphmem.cli.main", "doctor", "--config", str(config)],
                           capture_output=True, text=True, timeout=120, cwd=ROOT)
 
 
@@ -360,7 +360,7 @@ def test_doctor_checks_the_embedder_against_the_neo4j_vector_indexes(tmp_path, n
         for dims in (TEST_DIMS, TEST_DIMS // 2):
             config.write_text(json.dumps({"llm": _llm(server.base_url, "m"), "embedder": {"provider": "hashing", "config": {"dims": dims}},
                                           "graph_store": {"provider": "neo4j", "config": {"url": neo4j_uri}}}))
-            run = subprocess.run([sys.executable, "-m", "graphmem.cli", "doctor", "--config", str(config)],
+            run = subprocess.run([sys.executable, "-m", "graphmem.cli.main", "doctor", "--config", str(config)],
                                  capture_output=True, text=True, timeout=120, cwd=ROOT)
             assert "Traceback" not in run.stdout + run.stderr
             if dims == TEST_DIMS:

@@ -23,8 +23,8 @@ from conftest import TEST_DIMS
 from neo4j import GraphDatabase, RoutingControl
 
 from graphmem.errors import ConfigError, InvalidInputError, StoreError, StoreUnavailableError
-from graphmem.filters import parse
-from graphmem.resources import list_cypher, load_cypher, load_prompt
+from graphmem.schema.filters import parse
+from graphmem.schema.resources import list_cypher, load_cypher, load_prompt
 from graphmem.stores.base import AddContextQuery, EntityCandidate, GraphQuery, MemoryQuery, relation_visible
 from graphmem.stores.memory_context import ContextQuery
 from graphmem.stores.neo4j import Neo4jStore, bulk_graph, partition, queries, single_pass

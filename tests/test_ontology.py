@@ -7,7 +7,7 @@ from conftest import TEST_DIMS
 from helpers import llm_config, make_memory, triples
 
 from graphmem import ConfigError, Memory
-from graphmem.ontology import Ontology
+from graphmem.schema.ontology import Ontology
 
 CLINIC = {
     "mode": "strict",
@@ -176,7 +176,7 @@ def test_the_browser_style_colours_the_users_own_types(tmp_path):
 
 
 def test_exports_carry_the_attributes(server, tmp_path, uid):
-    from graphmem.export import read_graph, to_cypher, to_networkx
+    from graphmem.lifecycle.export import read_graph, to_cypher, to_networkx
     from graphmem.stores.embedded import EmbeddedStore
 
     store = EmbeddedStore(tmp_path / "g", TEST_DIMS)

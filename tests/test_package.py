@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 import graphmem
-from graphmem.cli import build_parser, main
+from graphmem.cli.main import build_parser, main
 from graphmem.config import MemoryConfig
 from graphmem.errors import ConfigError, GraphMemError
-from graphmem.resources import list_cypher, list_prompts, load_cypher
+from graphmem.schema.resources import list_cypher, list_prompts, load_cypher
 from graphmem.stages.base import PromptTemplate
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -153,7 +153,7 @@ def test_writes_purge_expired_data_on_the_way(server, store, tmp_path, uid):
 def test_cli_forget_and_purge(server, tmp_path, capsys):
     import json
 
-    from graphmem.cli import main
+    from graphmem.cli.main import main
 
     path = tmp_path / "config.json"
     path.write_text(json.dumps({

@@ -75,7 +75,7 @@ def test_a_past_expiration_date_is_accepted_expired_at_once_and_purged(memory, u
 
 
 def test_cli_says_when_there_are_no_memories(tmp_path, capsys):
-    from graphmem.cli import main
+    from graphmem.cli.main import main
 
     config = tmp_path / "config.json"
     config.write_text(json.dumps({"embedder": {"provider": "hashing", "config": {"dims": TEST_DIMS}},
@@ -92,7 +92,7 @@ def test_cli_says_when_there_are_no_memories(tmp_path, capsys):
 def test_the_demo_lines_the_readme_shows_are_what_the_demo_prints(tmp_path, monkeypatch, capsys):
     from pathlib import Path
 
-    from graphmem.cli import main
+    from graphmem.cli.main import main
 
     for var in ("OPENAI_API_KEY", "GRAPHMEM_LLM_BASE_URL", "GRAPHMEM_BASE_URL", "GRAPHMEM_CONFIG"):
         monkeypatch.delenv(var, raising=False)

@@ -14,10 +14,10 @@ import pytest
 from helpers import graph, llm_config, script
 
 from graphmem import ConfigError, Memory
-from graphmem.cli import main
+from graphmem.cli.main import main
 
 ROOT = Path(__file__).resolve().parent.parent
-HEAVY = ("openai", "neo4j", "networkx", "tenacity", "graphmem.export", "graphmem.browser.browse")
+HEAVY = ("openai", "neo4j", "networkx", "tenacity", "graphmem.lifecycle.export", "graphmem.browser.browse")
 
 
 def _modules_after(code: str) -> set[str]:
@@ -32,13 +32,13 @@ def test_import_graphmem_loads_no_sdk_driver_or_exporter():
 
 
 def test_memory_class_and_cli_parser_load_no_sdk_or_driver():
-    loaded = _modules_after("from graphmem import Memory\nfrom graphmem.cli import build_parser\nbuild_parser()")
-    assert not loaded & {"openai", "neo4j", "graphmem.export", "graphmem.browser.browse"}
+    loaded = _modules_after("from graphmem import Memory\nfrom graphmem.cli.main import build_parser\nbuild_parser()")
+    assert not loaded & {"openai", "neo4j", "graphmem.lifecycle.export", "graphmem.browser.browse"}
 
 
 def test_cli_help_loads_only_the_parser():
     """``graphmem --help`` builds every subcommand's parser: none may load a library on the way."""
-    loaded = _modules_after("from graphmem.cli import build_parser\nbuild_parser()")
+    loaded = _modules_after("from graphmem.cli.main import build_parser\nbuild_parser()")
     heavy = {m for m in loaded if m.split(".")[0] in {"openai", "neo4j", "pydantic", "numpy", "networkx", "tenacity",
                                                       "fastapi", "starlette", "uvicorn", "mcp", "langgraph", "langchain_core"}}
     assert not heavy, sorted(heavy)

@@ -143,7 +143,7 @@ def test_graph_and_facts_commit_together(memory, server, uid):
 
 
 def test_history_staged_rows_are_repaired_against_the_store(memory, uid):
-    from graphmem.history import HistoryEvent
+    from graphmem.lifecycle.history import HistoryEvent
     from graphmem.types import Scope
 
     (item,) = memory.add("I swim", user_id=uid, infer=False)["results"]

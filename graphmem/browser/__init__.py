@@ -1,7 +1,7 @@
 """Exploring a scope's graph in Neo4j Browser: saved views (cypher/browser/), a GraSS style,
 Browser URLs with a view pre-filled (``graphmem browse``), and the Cypher literals they need.
 
-Exports (GraphML, JSON, Cypher scripts) live in :mod:`graphmem.export`.
+Exports (GraphML, JSON, Cypher scripts) live in :mod:`graphmem.lifecycle.export`.
 """
 
 from typing import TYPE_CHECKING, Any

@@ -35,7 +35,7 @@ from graphmem.errors import (
     StoreError,
     StoreUnavailableError,
 )
-from graphmem.export import attribute_properties, open_reader, read_graph
+from graphmem.lifecycle.export import attribute_properties, open_reader, read_graph
 from graphmem.types import Relation, Scope, iso, parse_time
 
 Out = Callable[[str], None]

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from graphmem.ontology import Ontology
+    from graphmem.schema.ontology import Ontology
 
 STYLE_PATH = Path(__file__).resolve().parent / "style.grass"
 
@@ -47,7 +47,7 @@ def style_text(ontology: Ontology | None = None) -> str:
 
 def labels_for(ontology: Ontology | None) -> dict[str, str]:
     """lower-case entity_type -> display label: the style's fixed list, then the ontology's types
-    (names validated by graphmem.ontology, so they are safe labels)."""
+    (names validated by graphmem.schema.ontology, so they are safe labels)."""
     labels = dict(TYPE_LABELS)
     if ontology is not None:
         labels.update({name.casefold(): name for name in ontology.entity_types})

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from graphmem.filters import Filter
 from graphmem.retrieval.fusion import fuse
 from graphmem.retrieval.presets import SearchPreset
 from graphmem.retrieval.text import BM25, mentions_self
+from graphmem.schema.filters import Filter
 from graphmem.stores.base import GraphQuery, GraphStore
 from graphmem.types import Relation, Scope, canonical_name
 

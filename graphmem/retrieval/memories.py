@@ -22,12 +22,12 @@ from collections import defaultdict
 from datetime import date, datetime
 from typing import Any
 
-from graphmem.filters import Filter
 from graphmem.retrieval.fusion import fuse
 from graphmem.retrieval.presets import SearchPreset
 from graphmem.retrieval.rerank import Reranker, rerank
 from graphmem.retrieval.text import BM25
 from graphmem.retrieval.when import QueryTime, overlap
+from graphmem.schema.filters import Filter
 from graphmem.stores.base import GraphStore, MemoryQuery
 from graphmem.stores.memory_context import ContextQuery, MemoryContext
 from graphmem.types import MemoryItem, Scope, time_words

@@ -20,7 +20,7 @@ from fastapi.staticfiles import StaticFiles
 
 from graphmem.aio import AsyncMemory
 from graphmem.errors import InvalidInputError, NotFoundError
-from graphmem.export import read_graph, to_graphml, to_json
+from graphmem.lifecycle.export import read_graph, to_graphml, to_json
 from graphmem.server.rest import Caller, _allowed
 from graphmem.stores.base import relation_visible
 from graphmem.stores.lifecycle import matches, name_pattern

@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel, Field, field_validator
 
 from graphmem.llm.base import LLM, ToolCallResult, ToolSpec
-from graphmem.ontology import Ontology
+from graphmem.schema.ontology import Ontology
 from graphmem.stages.base import PromptTemplate, validate_items
 from graphmem.stages.conversation import Message, user_prompt
 from graphmem.stages.ontology_rules import OntologyRules

@@ -1,4 +1,4 @@
-"""How an ontology (graphmem.ontology) shapes the graph extraction stage: the tools' JSON schemas,
+"""How an ontology (graphmem.schema.ontology) shapes the graph extraction stage: the tools' JSON schemas,
 the prompt's ontology section, and the checks applied to what the model returns.
 
 Without an ontology every method is a no-op, so the stage behaves exactly as before.
@@ -10,7 +10,7 @@ import copy
 from typing import Any
 
 from graphmem.llm.base import ToolSpec
-from graphmem.ontology import Ontology
+from graphmem.schema.ontology import Ontology
 from graphmem.stages.base import PromptTemplate
 
 

@@ -3,7 +3,7 @@ contract), ``tool_choice`` "required", the model answering each tool in one mess
 
 The request is built here; the answer is parsed by the staged stages' own parsers (graph extraction,
 ``parse_facts``), and the pipeline applies ``retire`` and ``decide`` once it knows the entities
-(graphmem/pipeline/single_pass.py). A tool the model leaves out contributes nothing: no follow-up.
+(graphmem/ingest/single_pass.py). A tool the model leaves out contributes nothing: no follow-up.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 
-from graphmem.filters import Filter
+from graphmem.schema.filters import Filter
 from graphmem.stores.locks import locks_of
 from graphmem.stores.memory_context import ContextQuery, MemoryContext
 from graphmem.types import Conversation, Entity, GraphWrite, MemoryItem, Relation, Scope, canonical_name
@@ -82,7 +82,7 @@ class GraphQuery:
     include_invalidated: bool = False  # every version, no time filter
     hops: int = 1  # 2: relations two hops from a seed too (the time filter on every relation of the path)
     hop_decay: float = 0.5  # a relation's seed scores are multiplied by this once per hop beyond the first
-    filters: Filter | None = None  # graphmem.filters, applied to relations (when it names relation fields)
+    filters: Filter | None = None  # graphmem.schema.filters, applied to relations (when it names relation fields)
 
 
 def relation_visible(
@@ -121,7 +121,7 @@ class MemoryQuery:
     embedding: list[float]
     text: str
     top_k: int = 10  # candidates per signal (vector, fulltext)
-    filters: Filter | None = None  # graphmem.filters, applied to memories (when it names memory fields)
+    filters: Filter | None = None  # graphmem.schema.filters, applied to memories (when it names memory fields)
     as_of: datetime | None = None  # event time: memories true at as_of (valid_at <= as_of < invalid_at)
     known_at: datetime | None = None  # transaction time: memories graphmem held then; both None: live ones
 
@@ -252,7 +252,7 @@ class GraphStore(ABC):
     def list_memories(
         self, scope: Scope, include_deleted: bool = False, limit: int | None = None, filters: Filter | None = None
     ) -> list[MemoryItem]:
-        """The scope's memories, oldest first; ``filters`` (graphmem.filters) applied before the limit."""
+        """The scope's memories, oldest first; ``filters`` (graphmem.schema.filters) applied before the limit."""
 
     @abstractmethod
     def delete_memory(self, memory_id: str) -> bool:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from graphmem.filters import Filter
+from graphmem.schema.filters import Filter
 from graphmem.types import MemoryItem
 
 

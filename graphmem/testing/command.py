@@ -60,7 +60,7 @@ def run(ns: Any) -> int:
                       relations=[tuple(r) for r in entry.get("relations", [])], retire=[tuple(r) for r in entry.get("retire", [])],
                       summary=entry.get("summary"))
     if ns.demo_stories:
-        from graphmem.demo import story_handler
+        from graphmem.cli.demo import story_handler
 
         stories = story_handler()
         fake.rule(lambda tool, text, body: stories(tool, body))

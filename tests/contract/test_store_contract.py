@@ -16,7 +16,7 @@ import pytest
 from conftest import TEST_DIMS
 
 from graphmem.errors import InvalidInputError
-from graphmem.filters import parse
+from graphmem.schema.filters import parse
 from graphmem.stores.base import EntityCandidate, GraphQuery, GraphStore, MemoryQuery
 from graphmem.types import (
     EntityWrite,

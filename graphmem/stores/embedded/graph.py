@@ -35,8 +35,8 @@ from typing import Any
 import networkx as nx
 import numpy as np
 
-from graphmem import filters
-from graphmem.filters import Filter
+from graphmem.schema import filters
+from graphmem.schema.filters import Filter
 from graphmem.stores.embedded import lifecycle
 from graphmem.stores.embedded.conversations import ConversationLogs
 from graphmem.stores.embedded.journal import as_vector
@@ -257,7 +257,7 @@ class MemoryGraph:
         )  # fmt: skip
 
     def relation_matches(self, d: Attrs, flt: Filter | None) -> bool:
-        """The relation filter (graphmem.filters) on an edge's fields and its endpoints'."""
+        """The relation filter (graphmem.schema.filters) on an edge's fields and its endpoints'."""
         if flt is None or not flt.applies("relation"):
             return True
         s, t = self.graph.nodes[d["source_id"]], self.graph.nodes[d["destination_id"]]

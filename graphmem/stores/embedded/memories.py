@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from graphmem import filters
-from graphmem.filters import Filter
+from graphmem.schema import filters
+from graphmem.schema.filters import Filter
 from graphmem.stores.embedded.journal import as_vector
 from graphmem.stores.lifecycle import is_expired
 from graphmem.types import MemoryItem, TimeSpan
@@ -217,7 +217,7 @@ def visible(row: Attrs, as_of: datetime | None, known_at: datetime | None = None
 
 
 def matches(row: Attrs, flt: Filter | None) -> bool:
-    """The memory filter (graphmem.filters) on a row: its built-in fields and its metadata."""
+    """The memory filter (graphmem.schema.filters) on a row: its built-in fields and its metadata."""
     if flt is None:
         return True
     record = {

@@ -10,14 +10,14 @@ from typing import Any
 
 import numpy as np
 
-from graphmem.filters import Filter, equalities
+from graphmem.schema.filters import Filter, equalities
 from graphmem.stores.embedded.memories import Attrs, MemoryFacts, memory_item, visible
 from graphmem.stores.memory_context import ContextQuery, MemoryContext, Neighbour
 from graphmem.types import MemoryItem, Scope, TimeSpan, parse_time
 
 
 def context_matches(row: Attrs, flt: Filter | None) -> bool:
-    """Metadata equalities only (graphmem.filters.equalities), as the Neo4j store applies them."""
+    """Metadata equalities only (graphmem.schema.filters.equalities), as the Neo4j store applies them."""
     pairs = equalities(flt)
     if pairs is None:
         return False

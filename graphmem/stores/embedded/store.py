@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from graphmem.errors import ConfigError, GraphMemError, InvalidInputError, StoreError
-from graphmem.filters import Filter, scoped
+from graphmem.schema.filters import Filter, scoped
 from graphmem.stores.base import (
     EntityCandidate,
     GraphQuery,

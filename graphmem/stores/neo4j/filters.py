@@ -1,4 +1,4 @@
-"""The Cypher counterpart of graphmem.filters: a checked filter tree becomes one boolean expression.
+"""The Cypher counterpart of graphmem.schema.filters: a checked filter tree becomes one boolean expression.
 
 Only fixed fragments and parameter names ever become query text; every value and every metadata key
 travels as a parameter (``m[$f0]`` reads the property named by the parameter). Each condition is
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from graphmem.filters import Cond, Field, Filter, Node
-from graphmem.resources import load_cypher
+from graphmem.schema.filters import Cond, Field, Filter, Node
+from graphmem.schema.resources import load_cypher
 from graphmem.stores.neo4j.values import Statement, utc
 
 #: a memory's top-level scalar metadata value ``k`` is also stored as the property ``meta.k``

@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from graphmem.errors import InvalidInputError
-from graphmem.filters import Filter, equalities, scoped
+from graphmem.schema.filters import Filter, equalities, scoped
 from graphmem.stores.base import MemoryQuery
 from graphmem.stores.memory_context import ContextQuery, MemoryContext, Neighbour
 from graphmem.stores.neo4j.filters import META_PREFIX, filtered
@@ -195,7 +195,7 @@ def memory_context(scope: Scope, query: ContextQuery) -> Statement:
 
 def context_filter_rows(flt: Filter | None) -> list[dict[str, Any]]:
     """memory_context.cypher's $filters: metadata equalities ({key: "meta.<k>", value}); a filter that
-    says more than equalities (graphmem.filters.equalities) gets a row that matches nothing."""
+    says more than equalities (graphmem.schema.filters.equalities) gets a row that matches nothing."""
     pairs = equalities(flt)
     if pairs is None:
         return [{"key": META_PREFIX, "value": None}]

@@ -13,7 +13,7 @@ import hashlib
 import re
 
 from graphmem.errors import StoreError
-from graphmem.resources import load_cypher
+from graphmem.schema.resources import load_cypher
 from graphmem.stores.neo4j.values import Statement
 from graphmem.types import Scope
 

@@ -12,8 +12,8 @@ from datetime import datetime
 from typing import Any
 
 from graphmem.browser.style import type_label
-from graphmem.filters import Filter, scoped
-from graphmem.ontology import property_names, stored_attributes
+from graphmem.schema.filters import Filter, scoped
+from graphmem.schema.ontology import property_names, stored_attributes
 from graphmem.stores.base import EntityCandidate, GraphQuery
 from graphmem.stores.neo4j.conversation import message_rows
 from graphmem.stores.neo4j.filters import filtered

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from graphmem.filters import scoped
+from graphmem.schema.filters import scoped
 from graphmem.stores.base import AddContext, AddContextQuery
 from graphmem.stores.neo4j import memories as memory_queries
 from graphmem.stores.neo4j import queries

@@ -22,7 +22,7 @@ from neo4j import GraphDatabase, RoutingControl
 from neo4j.exceptions import ConfigurationError, TransientError
 
 from graphmem.errors import ConfigError, InvalidInputError, StoreError
-from graphmem.filters import Filter
+from graphmem.schema.filters import Filter
 from graphmem.stores.base import AddContext, AddContextQuery, EntityCandidate, GraphQuery, GraphStore, MemoryQuery, Resolution
 from graphmem.stores.lifecycle import Erased, is_expired
 from graphmem.stores.memory_context import ContextQuery, MemoryContext

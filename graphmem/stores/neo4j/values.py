@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from graphmem.errors import StoreError
-from graphmem.resources import load_cypher
+from graphmem.schema.resources import load_cypher
 
 #: LIMIT value standing for "no limit" (Cypher's LIMIT does not take null).
 NO_LIMIT = 2**62

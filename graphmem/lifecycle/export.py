@@ -29,8 +29,8 @@ from graphmem.browser.style import type_label
 from graphmem.config import MemoryConfig, Neo4jSettings
 from graphmem.errors import ConfigError, GraphMemError, InvalidInputError, NotFoundError
 from graphmem.factory import build_store
-from graphmem.ontology import ATTRIBUTE_NAME, property_names
-from graphmem.resources import load_cypher
+from graphmem.schema.ontology import ATTRIBUTE_NAME, property_names
+from graphmem.schema.resources import load_cypher
 from graphmem.stores.base import GraphStore
 from graphmem.types import Entity, MemoryItem, Relation, Scope, canonical_name, iso, sanitize_relation_type, utcnow
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from graphmem.config import RetentionConfig
 from graphmem.errors import GraphMemError, InvalidInputError
-from graphmem.history import History
+from graphmem.lifecycle.history import History
 from graphmem.stores.base import GraphStore
 from graphmem.stores.lifecycle import Erased, name_pattern
 from graphmem.types import GraphWrite, Scope, canonical_name, display_name, parse_time, utcnow

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from graphmem.errors import InvalidInputError
-from graphmem.history import HistoryEvent
+from graphmem.lifecycle.history import HistoryEvent
 from graphmem.results import MEMORY_EVENTS, MemoryEvent
 from graphmem.stages.conversation import Message
 from graphmem.types import GraphWrite, MemoryWrite, Scope, new_id, parse_time, utcnow
@@ -199,7 +199,7 @@ def _reextract(memory: Memory, item: Mem0Memory) -> None:
     memory._commit(outcome)
 
 
-# --- the CLI command (registered by graphmem.cli) ------------------------------------------------
+# --- the CLI command (registered by graphmem.cli.main) ------------------------------------------------
 
 
 def add_cli(sub: Any, scope_args: Callable[[argparse.ArgumentParser], None]) -> None:

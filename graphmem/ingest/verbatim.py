@@ -15,11 +15,11 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 from graphmem.errors import GraphMemError
-from graphmem.history import HistoryEvent, sortable_time
+from graphmem.lifecycle.history import HistoryEvent, sortable_time
 
 if TYPE_CHECKING:
-    from graphmem.bulk import BulkAdder, _Item
-    from graphmem.pipeline import AddOutcome
+    from graphmem.ingest import AddOutcome
+    from graphmem.ingest.bulk import BulkAdder, _Item
 
 IN_FLIGHT = 2  # batches queued or running per lane before the reader waits
 

@@ -1,4 +1,4 @@
-"""``graphmem purge`` and ``graphmem forget`` (retention and erasure; graphmem.retention)."""
+"""``graphmem purge`` and ``graphmem forget`` (retention and erasure; graphmem.lifecycle.retention)."""
 
 from __future__ import annotations
 

@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from graphmem.context import render_context
 from graphmem.embeddings.base import Embedder
+from graphmem.ingest.context import render_context
 from graphmem.llm.usage import record_embedding
 from graphmem.stages.conversation import Message
 from graphmem.stages.facts import FactExtractionStage

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from graphmem.errors import ConfigError
 
-_PACKAGE_DIR = Path(__file__).resolve().parent
+_PACKAGE_DIR = Path(__file__).resolve().parents[1]  # graphmem/ (this file is graphmem/schema/resources.py)
 _REPO_ROOT = _PACKAGE_DIR.parent
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 

@@ -26,8 +26,8 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from graphmem.bulk import BadItem, BulkProgress
 from graphmem.errors import InvalidInputError
+from graphmem.ingest.bulk import BadItem, BulkProgress
 
 FORMATS = ("auto", "jsonl", "locomo")
 

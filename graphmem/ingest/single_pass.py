@@ -20,8 +20,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from graphmem.context import render_context
-from graphmem.pipeline.add import AddOutcome, AddPipeline
+from graphmem.ingest.add import AddOutcome, AddPipeline
+from graphmem.ingest.context import render_context
 from graphmem.stages.conversation import Message, render_messages
 from graphmem.stages.invalidation import retire
 from graphmem.stages.memory_update import Decision, decide, memory_listing

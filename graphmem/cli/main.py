@@ -76,7 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_load(sub)
     _add_fake_llm(sub)
     _add_init(sub)
-    from graphmem.doctor import add_parser as _add_doctor
+    from graphmem.cli.doctor import add_parser as _add_doctor
 
     _add_doctor(sub)
     return parser
@@ -116,7 +116,7 @@ def _json_object(text: str) -> dict[str, Any]:
 
 
 def _filter(text: str) -> tuple[str, Any]:
-    """KEY=VALUE (a string) or KEY:=JSON (a number, a boolean, an operator dict: graphmem.filters)."""
+    """KEY=VALUE (a string) or KEY:=JSON (a number, a boolean, an operator dict: graphmem.schema.filters)."""
     key, sep, value = text.partition("=")
     if not sep or not key or key == ":":
         raise argparse.ArgumentTypeError(f"expected KEY=VALUE or KEY:=JSON, got {text!r}")
@@ -210,21 +210,21 @@ def _add_servers(sub: Any) -> None:
 
 
 def _add_lifecycle(sub: Any) -> None:
-    from graphmem.cli_lifecycle import add_parsers
+    from graphmem.cli.lifecycle import add_parsers
 
     add_parsers(sub)
 
 
 def _add_import_mem0(sub: Any) -> None:
-    from graphmem.mem0_import import add_cli
+    from graphmem.compat.mem0_import import add_cli
 
     add_cli(sub, _scope_args)
 
 
-# --- browse and export (graphmem.browser.browse, graphmem.export) -------------------------------
+# --- browse and export (graphmem.browser.browse, graphmem.lifecycle.export) -------------------------------
 
 
-#: graphmem.export.FORMATS, repeated so ``graphmem --help`` does not load the exporter (a test keeps them equal)
+#: graphmem.lifecycle.export.FORMATS, repeated so ``graphmem --help`` does not load the exporter (a test keeps them equal)
 EXPORT_FORMATS = ("graphml", "json", "cypher")
 
 
@@ -255,7 +255,7 @@ def _add_browse_and_export(sub: Any) -> None:
 
 
 def _add_init(sub: Any) -> None:
-    from graphmem.init_config import add_parser
+    from graphmem.cli.init_config import add_parser
 
     add_parser(sub)
 
@@ -267,19 +267,19 @@ def _add_fake_llm(sub: Any) -> None:
 
 
 def _add_load(sub: Any) -> None:
-    from graphmem.export_load import add_parser
+    from graphmem.lifecycle.load import add_parser
 
     add_parser(sub)
 
 
 def _add_import(sub: Any) -> None:
-    from graphmem.importer import add_parser
+    from graphmem.ingest.importer import add_parser
 
     add_parser(sub)
 
 
 def _run_import(ns: argparse.Namespace) -> int:
-    from graphmem.importer import run
+    from graphmem.ingest.importer import run
 
     return run(ns, load_config(ns.config))
 
@@ -288,14 +288,14 @@ def _run_browse_or_export(ns: argparse.Namespace) -> int:
     if ns.command == "browse":
         from graphmem.browser.browse import run
     else:
-        from graphmem.export import run
+        from graphmem.lifecycle.export import run
     return run(ns, load_config(ns.config))
 
 
 def load_config(path: Path | None, discover: bool = True) -> dict[str, Any] | None:
     """The config of a command: --config, $GRAPHMEM_CONFIG, then (``discover``) ./graphmem.json and
-    $GRAPHMEM_HOME/config.json (graphmem.init_config); ``//`` comment lines allowed."""
-    from graphmem.init_config import find_config, read_config
+    $GRAPHMEM_HOME/config.json (graphmem.cli.init_config); ``//`` comment lines allowed."""
+    from graphmem.cli.init_config import find_config, read_config
 
     if not discover:
         path = path or (Path(os.environ["GRAPHMEM_CONFIG"]) if os.environ.get("GRAPHMEM_CONFIG") else None)
@@ -353,7 +353,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"{ns.command}: give at least one of --user, --agent, --run")  # exits 2
     try:
         if ns.command == "demo":
-            from graphmem.demo import run_demo
+            from graphmem.cli.demo import run_demo
 
             return run_demo(load_config(ns.config, discover=False), store=ns.store, neo4j_url=ns.neo4j_url, config_path=ns.config)
         if ns.command in ("browse", "export"):
@@ -363,13 +363,13 @@ def main(argv: list[str] | None = None) -> int:
 
             return commands.run(ns, load_config(ns.config))
         if ns.command in ("purge", "forget"):
-            from graphmem.cli_lifecycle import run as run_lifecycle
+            from graphmem.cli.lifecycle import run as run_lifecycle
 
             return run_lifecycle(ns, load_config(ns.config))
         if ns.command == "import":
             return _run_import(ns)
         if ns.command == "init":
-            from graphmem.init_config import run as run_init
+            from graphmem.cli.init_config import run as run_init
 
             return run_init(ns)
         if ns.command == "fake-llm":
@@ -377,15 +377,15 @@ def main(argv: list[str] | None = None) -> int:
 
             return run_fake(ns)
         if ns.command == "load":
-            from graphmem.export_load import run as run_load
+            from graphmem.lifecycle.load import run as run_load
 
             return run_load(ns, load_config(ns.config))
         if ns.command == "doctor":
-            from graphmem.doctor import run as run_doctor
+            from graphmem.cli.doctor import run as run_doctor
 
             return run_doctor(ns, load_config(ns.config))
         if ns.command == "import-mem0":
-            from graphmem.mem0_import import run
+            from graphmem.compat.mem0_import import run
 
             return run(ns, load_config(ns.config))
         from graphmem.memory import Memory

@@ -1,4 +1,4 @@
-"""``graphmem load``: a JSON export (graphmem.export) written back into the configured store.
+"""``graphmem load``: a JSON export (graphmem.lifecycle.export) written back into the configured store.
 
     graphmem export --user alice --format json --output alice.json
     graphmem load alice.json --config other.json                # the same scope, in another store
@@ -35,7 +35,7 @@ from graphmem.types import (
 )
 
 if TYPE_CHECKING:
-    from graphmem.export import ScopeGraph
+    from graphmem.lifecycle.export import ScopeGraph
     from graphmem.memory import Memory
 
 
@@ -54,7 +54,7 @@ def read_export(path: Path) -> ScopeGraph:
 
 
 def _graph(doc: dict[str, Any]) -> ScopeGraph:
-    from graphmem.export import ScopeGraph
+    from graphmem.lifecycle.export import ScopeGraph
 
     scope = Scope.of(**{k: doc["scope"].get(k) for k in ("user_id", "agent_id", "run_id")})
     entities = [Entity(str(e["id"]), str(e["name"]), str(e.get("canonical") or canonical_name(e["name"])),
@@ -74,7 +74,7 @@ def _graph(doc: dict[str, Any]) -> ScopeGraph:
 
 def load_graph(memory: Memory, graph: ScopeGraph) -> dict[str, int]:
     """Write ``graph`` into ``memory``'s store as one add; returns what was loaded."""
-    from graphmem.pipeline import AddOutcome
+    from graphmem.ingest import AddOutcome
 
     scope = graph.scope
     if memory.store.entities(scope) or memory.store.list_memories(scope, limit=1):
@@ -97,7 +97,7 @@ def load_graph(memory: Memory, graph: ScopeGraph) -> dict[str, int]:
 
 def run(ns: Any, config: dict[str, Any] | None) -> int:
     """``graphmem load FILE``: a summary line on stdout."""
-    from graphmem.export import retarget
+    from graphmem.lifecycle.export import retarget
     from graphmem.memory import Memory
 
     graph = read_export(ns.file)

@@ -26,9 +26,9 @@ from datetime import datetime
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
-from graphmem.bulk_verbatim import VerbatimLanes
 from graphmem.errors import GraphMemError, InvalidInputError
-from graphmem.messages import verbatim_messages
+from graphmem.ingest.messages import verbatim_messages
+from graphmem.ingest.verbatim import VerbatimLanes
 from graphmem.stages.conversation import Message
 from graphmem.types import Scope
 
@@ -153,8 +153,8 @@ class BulkAdder:
     # -- checking ------------------------------------------------------------------------------
 
     def _checked(self, batch: list[tuple[int, Any]]) -> list[_Item]:
+        from graphmem.lifecycle.retention import expiration
         from graphmem.memory import _checked_metadata, _reference_time
-        from graphmem.retention import expiration
         from graphmem.types import utcnow
 
         out = []
