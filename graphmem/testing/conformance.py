@@ -53,8 +53,11 @@ def conversation_handler(turn: dict[str, int]) -> Callable[[str | None, dict], d
 
 
 def _decisions(body: dict, facts: list[str]) -> list[dict]:
+    """ADD each fact, DELETE the listed memory it ends. The listing is read from the last user turn
+    in either mode (staged: before "New facts:"; single_pass: before "Newest messages:")."""
     user = body["messages"][-1]["content"]
-    listing = json.loads(user.split("Existing memories:\n", 1)[1].split("\n\nNew facts:", 1)[0])
+    start = user.index("Existing memories:\n") + len("Existing memories:\n")
+    listing, _ = json.JSONDecoder().raw_decode(user, start)
     out = [{"id": "new", "text": f, "event": "ADD"} for f in facts]
     ending = {OLD_FACT[f] for f in facts if f in OLD_FACT}
     out += [{"id": m["id"], "text": m["text"], "event": "DELETE"} for m in listing if m["text"] in ending]
@@ -79,14 +82,15 @@ class ConversationRun:
     refused_per_add: list[int]
 
 
-def run_conversation(profile: ProviderProfile, store: GraphStore, dims: int) -> ConversationRun:
-    """Start a server with ``profile`` and run the conversation for a fresh user; the caller stops
-    the server (``run.server.stop()``) and closes the memory."""
+def run_conversation(profile: ProviderProfile, store: GraphStore, dims: int, add_mode: str = "staged") -> ConversationRun:
+    """Start a server with ``profile`` and run the conversation for a fresh user in ``add_mode``
+    ("staged" or "single_pass"); the caller stops the server (``run.server.stop()``); closing the
+    memory closes ``store`` too (leave it open when the store is shared)."""
     turn = {"n": 0}
     server = ScriptedLLMServer(profile=profile).start()
     server.set_handler(conversation_handler(turn))
-    memory = Memory({"llm": llm_config(profile, server)}, store=store, embedder=HashingEmbedder(dims=dims))
-    user = f"{USER_PREFIX}{profile.name}-{uuid.uuid4().hex[:8]}"
+    memory = Memory({"llm": llm_config(profile, server), "add_mode": add_mode}, store=store, embedder=HashingEmbedder(dims=dims))
+    user = f"{USER_PREFIX}{add_mode}-{profile.name}-{uuid.uuid4().hex[:8]}"
     results, requests, refused = [], [], []
     for i, (text, _, _) in enumerate(TURNS):
         turn["n"] = i
