@@ -18,6 +18,7 @@ One store of each kind serves the whole module (every run has its own user: scop
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from typing import Any
 
@@ -90,6 +91,21 @@ def test_every_profile_gives_the_plain_graph_and_memories(name: str, mode: str, 
             assert answered == [want] * len(run.results), answered
         assert all(r["usage"]["prompt_tokens"] > 0 for r in run.results)
         assert run.memory.usage()["llm_requests"] == sum(answered)
+    finally:
+        run.server.stop()
+
+
+def test_json_mode_makes_a_vllm_without_auto_choice_one_request_per_single_pass_add(shared_store, references) -> None:
+    """The fix docs/models.md gives for that server: ``structured_output: json`` asks the five tools
+    in one JSON-mode request (vLLM honours response_format), so single_pass is one request again."""
+    expected = reference(shared_store, "single_pass", references)
+    profile = dataclasses.replace(PROFILES["vllm-no-auto-choice"], client_config={"structured_output": "json"})
+    run = run_conversation(profile, shared_store, TEST_DIMS, "single_pass")
+    try:
+        assert summary(run.everything) == expected
+        assert run.requests_per_add == [1, 1, 1] and run.server.refusals() == []
+        bodies = [r.body for r in run.server.requests]
+        assert all("tools" not in b and b["response_format"]["type"] == "json_schema" for b in bodies)
     finally:
         run.server.stop()
 
