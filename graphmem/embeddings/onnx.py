@@ -8,12 +8,15 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from graphmem.embeddings.base import Embedder
 from graphmem.errors import ConfigError, EmbeddingError
+
+if TYPE_CHECKING:
+    from tokenizers import Tokenizer
 
 _INSTALL_HINT = "pip install 'graphmem[local]'"
 _POOLING_MODES = ("mean", "cls", "max", "mean_sqrt_len")
@@ -77,6 +80,101 @@ def _model_folder(model_dir: str | os.PathLike[str] | None, model: str | None, r
     return model_dir
 
 
+def _check_settings(max_length: int, batch_size: int, threads: int | None) -> None:
+    if not isinstance(max_length, int) or max_length < 2:
+        raise ConfigError(f"OnnxEmbedder max_length must be an integer >= 2, got {max_length!r}")
+    if not isinstance(batch_size, int) or batch_size < 1:
+        raise ConfigError(f"OnnxEmbedder batch_size must be a positive integer, got {batch_size!r}")
+    if threads is not None and (not isinstance(threads, int) or threads < 1):
+        raise ConfigError(f"OnnxEmbedder threads must be a positive integer or None, got {threads!r}")
+
+
+def _model_files(model_dir: Path) -> tuple[Path, Path]:
+    """The model and tokenizer files of a folder: a plain export, or a hub repository's layout."""
+    if not model_dir.is_dir():
+        raise ConfigError(f"ONNX model folder not found: {model_dir}")
+    model_path = model_dir / "model.onnx"
+    if not model_path.is_file() and (model_dir / "onnx" / "model.onnx").is_file():
+        model_path = model_dir / "onnx" / "model.onnx"  # a hub repository's layout
+    tokenizer_path = model_dir / "tokenizer.json"
+    for required in (model_path, tokenizer_path):
+        if not required.is_file():
+            raise ConfigError(f"ONNX model folder {model_dir} has no {required.name} (expected {required})")
+    return model_path, tokenizer_path
+
+
+def _require_runtime() -> None:
+    """The optional extra is checked before any file is read, so its absence names the fix."""
+    try:
+        import onnxruntime  # noqa: F401
+        from tokenizers import Tokenizer  # noqa: F401
+    except ImportError as exc:
+        raise ConfigError(
+            f"the local ONNX embedder needs onnxruntime and tokenizers: {_INSTALL_HINT}"
+        ) from exc
+
+
+def _load_tokenizer(tokenizer_path: Path, max_length: int) -> Tokenizer:
+    """The tokenizer, padding to each batch's longest text and truncating at ``max_length``."""
+    from tokenizers import Tokenizer
+
+    try:
+        tokenizer = Tokenizer.from_file(str(tokenizer_path))
+    except Exception as exc:
+        raise ConfigError(f"cannot load tokenizer {tokenizer_path}: {exc}") from exc
+    padding = tokenizer.padding or {}
+    pad_token = padding.get("pad_token") or "[PAD]"
+    pad_id = padding.get("pad_id")
+    if pad_id is None:
+        pad_id = tokenizer.token_to_id(pad_token)
+    if pad_id is None:
+        pad_id = 0
+    # tokenizer.json may ship fixed-length padding/truncation; pad to the batch's longest
+    # text instead (much faster for short texts) and truncate at our max_length.
+    tokenizer.enable_padding(pad_id=pad_id, pad_token=pad_token, pad_type_id=padding.get("pad_type_id", 0))
+    tokenizer.enable_truncation(max_length=max_length)
+    return tokenizer
+
+
+def _open_session(model_path: Path, threads: int | None) -> Any:
+    """An onnxruntime CPU session, quiet below errors."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    if threads is not None:
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+    options.log_severity_level = 3
+    try:
+        return ort.InferenceSession(str(model_path), sess_options=options, providers=["CPUExecutionProvider"])
+    except Exception as exc:
+        raise ConfigError(f"cannot load ONNX model {model_path}: {exc}") from exc
+
+
+def _model_inputs(session: Any, model_path: Path) -> dict[str, Any]:
+    """The model's inputs and their integer types; an input we cannot feed is refused up front."""
+    inputs: dict[str, Any] = {}
+    for node in session.get_inputs():
+        if node.name not in _KNOWN_INPUTS:
+            raise ConfigError(
+                f"ONNX model {model_path} declares an unsupported input {node.name!r}; "
+                f"supported inputs: {', '.join(_KNOWN_INPUTS)}"
+            )
+        inputs[node.name] = _DTYPES.get(node.type, np.int64)
+    if "input_ids" not in inputs:
+        raise ConfigError(f"ONNX model {model_path} has no input_ids input")
+    return inputs
+
+
+def _model_output(session: Any) -> tuple[str, int | None]:
+    """The output holding token embeddings, and its size when the model fixes it (else None)."""
+    outputs = session.get_outputs()
+    by_name = {o.name: o for o in outputs}
+    output = by_name.get("last_hidden_state") or by_name.get("token_embeddings") or outputs[0]
+    last_dim = output.shape[-1] if output.shape else None
+    return output.name, (last_dim if isinstance(last_dim, int) and last_dim > 0 else None)
+
+
 class OnnxEmbedder(Embedder):
     """Sentence embeddings from ``model_dir/model.onnx`` and ``model_dir/tokenizer.json``.
 
@@ -100,31 +198,10 @@ class OnnxEmbedder(Embedder):
         into ``cache_dir``: embeddings/hub.py)."""
         super().__init__()
         model_dir = _model_folder(model_dir, model, revision, cache_dir)
-        if not isinstance(max_length, int) or max_length < 2:
-            raise ConfigError(f"OnnxEmbedder max_length must be an integer >= 2, got {max_length!r}")
-        if not isinstance(batch_size, int) or batch_size < 1:
-            raise ConfigError(f"OnnxEmbedder batch_size must be a positive integer, got {batch_size!r}")
-        if threads is not None and (not isinstance(threads, int) or threads < 1):
-            raise ConfigError(f"OnnxEmbedder threads must be a positive integer or None, got {threads!r}")
-
+        _check_settings(max_length, batch_size, threads)
         self.model_dir = Path(model_dir).expanduser()
-        if not self.model_dir.is_dir():
-            raise ConfigError(f"ONNX model folder not found: {self.model_dir}")
-        model_path = self.model_dir / "model.onnx"
-        if not model_path.is_file() and (self.model_dir / "onnx" / "model.onnx").is_file():
-            model_path = self.model_dir / "onnx" / "model.onnx"  # a hub repository's layout
-        tokenizer_path = self.model_dir / "tokenizer.json"
-        for required in (model_path, tokenizer_path):
-            if not required.is_file():
-                raise ConfigError(f"ONNX model folder {self.model_dir} has no {required.name} (expected {required})")
-
-        try:
-            import onnxruntime as ort
-            from tokenizers import Tokenizer
-        except ImportError as exc:
-            raise ConfigError(
-                f"the local ONNX embedder needs onnxruntime and tokenizers: {_INSTALL_HINT}"
-            ) from exc
+        model_path, tokenizer_path = _model_files(self.model_dir)
+        _require_runtime()
 
         max_positions = _max_positions(self.model_dir)
         if max_positions is not None and max_length > max_positions:
@@ -134,56 +211,12 @@ class OnnxEmbedder(Embedder):
         self.threads = threads
         self.pooling = _read_pooling(self.model_dir)
         self.name = f"onnx:{_display_name(self.model_dir)}"
-
-        try:
-            tokenizer = Tokenizer.from_file(str(tokenizer_path))
-        except Exception as exc:
-            raise ConfigError(f"cannot load tokenizer {tokenizer_path}: {exc}") from exc
-        padding = tokenizer.padding or {}
-        pad_token = padding.get("pad_token") or "[PAD]"
-        pad_id = padding.get("pad_id")
-        if pad_id is None:
-            pad_id = tokenizer.token_to_id(pad_token)
-        if pad_id is None:
-            pad_id = 0
-        # tokenizer.json may ship fixed-length padding/truncation; pad to the batch's longest
-        # text instead (much faster for short texts) and truncate at our max_length.
-        tokenizer.enable_padding(pad_id=pad_id, pad_token=pad_token, pad_type_id=padding.get("pad_type_id", 0))
-        tokenizer.enable_truncation(max_length=max_length)
-        self._tokenizer = tokenizer
-
-        options = ort.SessionOptions()
-        if threads is not None:
-            options.intra_op_num_threads = threads
-            options.inter_op_num_threads = 1
-        options.log_severity_level = 3
-        try:
-            self._session = ort.InferenceSession(
-                str(model_path), sess_options=options, providers=["CPUExecutionProvider"]
-            )
-        except Exception as exc:
-            raise ConfigError(f"cannot load ONNX model {model_path}: {exc}") from exc
-
-        self._inputs: dict[str, Any] = {}
-        for node in self._session.get_inputs():
-            if node.name not in _KNOWN_INPUTS:
-                raise ConfigError(
-                    f"ONNX model {model_path} declares an unsupported input {node.name!r}; "
-                    f"supported inputs: {', '.join(_KNOWN_INPUTS)}"
-                )
-            self._inputs[node.name] = _DTYPES.get(node.type, np.int64)
-        if "input_ids" not in self._inputs:
-            raise ConfigError(f"ONNX model {model_path} has no input_ids input")
-
-        outputs = self._session.get_outputs()
-        by_name = {o.name: o for o in outputs}
-        output = by_name.get("last_hidden_state") or by_name.get("token_embeddings") or outputs[0]
-        self._output_name = output.name
-        last_dim = output.shape[-1] if output.shape else None
-        if isinstance(last_dim, int) and last_dim > 0:
-            self.dims = last_dim
-        else:  # symbolic dimension: ask the model once
-            self.dims = len(self._run(["dimension probe"])[0])
+        self._tokenizer = _load_tokenizer(tokenizer_path, max_length)
+        self._session = _open_session(model_path, threads)
+        self._inputs = _model_inputs(self._session, model_path)
+        self._output_name, dims = _model_output(self._session)
+        # a symbolic last dimension: ask the model once
+        self.dims = dims if dims is not None else len(self._run(["dimension probe"])[0])
 
     # -- inference -----------------------------------------------------------------------
 
