@@ -48,6 +48,19 @@ def create_app(memory: AsyncMemory, tenants: Tenants | None, *, max_body: int = 
     manners.install(app, memory)  # /docs from the package, /health, the access log
     app.add_middleware(BodyLimit, limit=max_body)
     app.state.tenants = tenants
+    _memory_routes(app, memory)
+    _search_route(app, memory)
+    _reset_route(app, memory)
+    _graph_routes(app, memory)
+
+    from graphmem.server.ui import mount_inspector  # here: ui.py builds on this module's key rules
+
+    mount_inspector(app, memory)
+    return app
+
+
+def _memory_routes(app: FastAPI, memory: AsyncMemory) -> None:
+    """mem0's memory routes: add, list, read, update and delete, one memory's history, a scope's deletion."""
 
     @app.post("/memories", summary="Remember messages for a scope")
     async def add(body: MemoryCreate, tenant: Caller) -> dict[str, Any]:
@@ -89,11 +102,19 @@ def create_app(memory: AsyncMemory, tenants: Tenants | None, *, max_body: int = 
                          run_id: str | None = None) -> dict[str, Any]:
         return await memory.delete_all(**_allowed(tenant, user_id, agent_id, run_id))
 
+
+def _search_route(app: FastAPI, memory: AsyncMemory) -> None:
+    """mem0's search: the caller's scope only."""
+
     @app.post("/search", summary="Memories and relations relevant to a query (no LLM call)")
     async def search(body: SearchRequest, tenant: Caller) -> dict[str, Any]:
         scope = _allowed(tenant, body.user_id, body.agent_id, body.run_id)
         return await memory.search(body.query, **scope, limit=body.limit, filters=body.filters, threshold=body.threshold,
                                    as_of=body.as_of, known_at=body.known_at)
+
+
+def _reset_route(app: FastAPI, memory: AsyncMemory) -> None:
+    """mem0's reset, refused to any key but an admin's."""
 
     @app.post("/reset", summary="Delete everything of every scope (admin key)")
     async def reset(tenant: Caller) -> dict[str, str]:
@@ -101,6 +122,10 @@ def create_app(memory: AsyncMemory, tenants: Tenants | None, *, max_body: int = 
             raise HTTPException(403, "/reset needs an admin key")
         await memory.reset()
         return {"message": "Memory reset successfully!"}
+
+
+def _graph_routes(app: FastAPI, memory: AsyncMemory) -> None:
+    """graphmem's own views of the graph: an entity's timeline, a scope's relations or one neighbourhood."""
 
     @app.get("/timeline", summary="Every version of the relations of an entity")
     async def timeline(tenant: Caller, entity: str, user_id: str | None = None, agent_id: str | None = None,
@@ -116,11 +141,6 @@ def create_app(memory: AsyncMemory, tenants: Tenants | None, *, max_body: int = 
             return neighbourhood(await memory.timeline(entity, **scope), as_of, known_at)
         found = await memory.get_all(**scope, include_invalidated=include_invalidated, limit=limit)
         return {"relations": found["relations"]}
-
-    from graphmem.server.ui import mount_inspector  # here: ui.py builds on this module's key rules
-
-    mount_inspector(app, memory)
-    return app
 
 
 async def _caller(
