@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import date, datetime
+from functools import partial
 from typing import Any, Literal, overload
 
 from graphmem.config import MemoryConfig
@@ -347,17 +348,9 @@ class Memory:
         """
         scope, flt = scope_and_filter(user_id, agent_id, run_id, filters)
         types = TypeFilter.of(entity_types, relationship_types)
-        if isinstance(hops, bool) or hops not in (1, 2):
-            raise InvalidInputError(f"hops must be 1 or 2, got {hops!r}")
-        if not isinstance(query, str):
-            raise InvalidInputError(f"query must be a string, got {type(query).__name__}")
-        _check_limit(limit)
-        threshold = _check_threshold(threshold)
-        query = _check_text("query", query).strip()
+        query, threshold = _check_search(query, hops, limit, threshold, filters)
         if not query:
             return {"results": [], "relations": []}
-        if isinstance(filters, dict):
-            _check_text("filters", json.dumps(filters, ensure_ascii=False, default=str))
         chosen = get_preset(preset)
         when = parse_time(as_of, field_name="as_of")
         known = parse_time(known_at, field_name="known_at")
@@ -365,23 +358,26 @@ class Memory:
         asked = parse_query(query, when or known or utcnow()) if chosen.weights.get("time") else None
         wanted = RELATION_CANDIDATES if types.active else limit  # filtered before the cut
 
-        def find_relations() -> list[Relation]:
-            return search_relations(
-                self.store, scope, query, embedding, chosen, wanted, as_of=when, known_at=known, hops=hops, filters=flt
-            )
+        find_relations = partial(search_relations, self.store, scope, query, embedding, chosen, wanted,
+                                 as_of=when, known_at=known, hops=hops, filters=flt)
+        find_memories = partial(search_memories, self.store, scope, query, embedding, chosen, limit, flt, when, threshold,
+                                asked, known, self.reranker if rerank else None)
+        memories, relations = self._read_both(find_memories, find_relations)
+        relations = types.apply(relations, limit)
+        return {"results": [m.to_dict() for m in memories], "relations": [r.to_dict() for r in relations]}
 
-        # the two halves are independent: on a database server they run at once (wall = the slower one)
+    def _read_both(self, find_memories: Callable[[], list[MemoryItem]],
+                   find_relations: Callable[[], list[Relation]]) -> tuple[list[MemoryItem], list[Relation]]:
+        """A search's two halves are independent: on a database server they run at once (wall = the
+        slower one), the relations on the search pool."""
         pending = self._search_pool.submit(find_relations) if self.store.concurrent_reads else None
         try:
-            memories = search_memories(self.store, scope, query, embedding, chosen, limit, flt, when, threshold, asked, known,
-                                       self.reranker if rerank else None)
+            memories = find_memories()
         except BaseException:
             if pending is not None:
                 pending.cancel()  # when still queued; a running one ends on its own, unread
             raise
-        relations = pending.result() if pending is not None else find_relations()
-        relations = types.apply(relations, limit)
-        return {"results": [m.to_dict() for m in memories], "relations": [r.to_dict() for r in relations]}
+        return memories, (pending.result() if pending is not None else find_relations())
 
     def get_all(
         self,
@@ -609,6 +605,21 @@ def _check_threshold(threshold: Any) -> float | None:
     if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not math.isfinite(threshold):
         raise InvalidInputError(f"threshold must be a number (a cosine, -1..1) or None, got {threshold!r}")
     return float(threshold)
+
+
+def _check_search(query: Any, hops: Any, limit: Any, threshold: Any, filters: Any) -> tuple[str, float | None]:
+    """A search's arguments checked before any model or store is asked: the stripped query (empty:
+    nothing to find, its filters left unread) and the threshold as a float."""
+    if isinstance(hops, bool) or hops not in (1, 2):
+        raise InvalidInputError(f"hops must be 1 or 2, got {hops!r}")
+    if not isinstance(query, str):
+        raise InvalidInputError(f"query must be a string, got {type(query).__name__}")
+    _check_limit(limit)
+    checked = _check_threshold(threshold)
+    query = _check_text("query", query).strip()
+    if query and isinstance(filters, dict):
+        _check_text("filters", json.dumps(filters, ensure_ascii=False, default=str))
+    return query, checked
 
 
 def _erasable(scope: Scope) -> Scope:

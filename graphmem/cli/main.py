@@ -352,55 +352,68 @@ def main(argv: list[str] | None = None) -> int:
     if hasattr(ns, "user_id") and not any(_scope(ns).values()):
         parser.error(f"{ns.command}: give at least one of --user, --agent, --run")  # exits 2
     try:
-        if ns.command == "demo":
-            from graphmem.cli.demo import run_demo
-
-            return run_demo(load_config(ns.config, discover=False), store=ns.store, neo4j_url=ns.neo4j_url, config_path=ns.config)
-        if ns.command in ("browse", "export"):
-            return _run_browse_or_export(ns)
-        if ns.command in ("serve", "mcp"):
-            from graphmem.server import commands
-
-            return commands.run(ns, load_config(ns.config))
-        if ns.command in ("purge", "forget"):
-            from graphmem.cli.lifecycle import run as run_lifecycle
-
-            return run_lifecycle(ns, load_config(ns.config))
-        if ns.command == "import":
-            return _run_import(ns)
-        if ns.command == "init":
-            from graphmem.cli.init_config import run as run_init
-
-            return run_init(ns)
-        if ns.command == "fake-llm":
-            from graphmem.testing.command import run as run_fake
-
-            return run_fake(ns)
-        if ns.command == "load":
-            from graphmem.lifecycle.load import run as run_load
-
-            return run_load(ns, load_config(ns.config))
-        if ns.command == "doctor":
-            from graphmem.cli.doctor import run as run_doctor
-
-            return run_doctor(ns, load_config(ns.config))
-        if ns.command == "import-mem0":
-            from graphmem.compat.mem0_import import run
-
-            return run(ns, load_config(ns.config))
-        from graphmem.memory import Memory
-
-        config = load_config(ns.config)
-        if ns.command in READ_COMMANDS:
-            config = read_only(config)
-        with Memory(config) as memory:
-            return _MEMORY_COMMANDS[ns.command](memory, ns)
+        return _run(ns)
     except InvalidInputError as exc:  # bad arguments the parser could not see (ids, filters, metadata)
         print(f"graphmem: error: {exc}", file=sys.stderr)
         return 2
     except GraphMemError as exc:
         print(f"graphmem: error: {exc}", file=sys.stderr)
         return 1
+
+
+def _run(ns: argparse.Namespace) -> int:
+    """One command: those that open their own tools, else one of the commands run on a Memory."""
+    standalone = _run_standalone(ns)
+    if standalone is not None:
+        return standalone
+    from graphmem.memory import Memory
+
+    config = load_config(ns.config)
+    if ns.command in READ_COMMANDS:
+        config = read_only(config)
+    with Memory(config) as memory:
+        return _MEMORY_COMMANDS[ns.command](memory, ns)
+
+
+def _run_standalone(ns: argparse.Namespace) -> int | None:
+    """The commands that need no Memory of the configured store (None: not one of them)."""
+    if ns.command == "demo":
+        from graphmem.cli.demo import run_demo
+
+        return run_demo(load_config(ns.config, discover=False), store=ns.store, neo4j_url=ns.neo4j_url, config_path=ns.config)
+    if ns.command in ("browse", "export"):
+        return _run_browse_or_export(ns)
+    if ns.command in ("serve", "mcp"):
+        from graphmem.server import commands
+
+        return commands.run(ns, load_config(ns.config))
+    if ns.command in ("purge", "forget"):
+        from graphmem.cli.lifecycle import run as run_lifecycle
+
+        return run_lifecycle(ns, load_config(ns.config))
+    if ns.command == "import":
+        return _run_import(ns)
+    if ns.command == "init":
+        from graphmem.cli.init_config import run as run_init
+
+        return run_init(ns)
+    if ns.command == "fake-llm":
+        from graphmem.testing.command import run as run_fake
+
+        return run_fake(ns)
+    if ns.command == "load":
+        from graphmem.lifecycle.load import run as run_load
+
+        return run_load(ns, load_config(ns.config))
+    if ns.command == "doctor":
+        from graphmem.cli.doctor import run as run_doctor
+
+        return run_doctor(ns, load_config(ns.config))
+    if ns.command == "import-mem0":
+        from graphmem.compat.mem0_import import run
+
+        return run(ns, load_config(ns.config))
+    return None
 
 
 def _text(value: str) -> str:

@@ -90,19 +90,7 @@ class Neo4jStore(GraphStore):
         self._local = threading.local()  # .held: (scope key, transaction) while this thread holds a scope's lock
         self._owns_driver = driver is None
         if driver is None:
-            auth = None if username is None else neo4j.basic_auth(username, password or "")
-            try:
-                driver = GraphDatabase.driver(
-                    url,
-                    auth=auth,
-                    connection_timeout=connection_timeout,
-                    max_transaction_retry_time=max_retry_time,
-                    fetch_size=fetch_size,
-                    user_agent="graphmem",
-                    notifications_min_severity=NOTIFICATIONS,
-                )
-            except (ConfigurationError, ValueError) as exc:
-                raise ConfigError(f"invalid Neo4j configuration for {redact_url(url)}: {reason(exc, url)}") from None
+            driver = _open_driver(url, username, password, fetch_size, connection_timeout, max_retry_time)
         self._driver = driver
 
     def __repr__(self) -> str:
@@ -577,3 +565,21 @@ class Neo4jStore(GraphStore):
         if self._owns_driver:
             with translated(self.url):
                 self._driver.close()
+
+
+def _open_driver(url: str, username: str | None, password: str | None, fetch_size: int,
+                 connection_timeout: float, max_retry_time: float) -> neo4j.Driver:
+    """A driver of our own; a bad address or setting is a ConfigError naming the redacted url."""
+    auth = None if username is None else neo4j.basic_auth(username, password or "")
+    try:
+        return GraphDatabase.driver(
+            url,
+            auth=auth,
+            connection_timeout=connection_timeout,
+            max_transaction_retry_time=max_retry_time,
+            fetch_size=fetch_size,
+            user_agent="graphmem",
+            notifications_min_severity=NOTIFICATIONS,
+        )
+    except (ConfigurationError, ValueError) as exc:
+        raise ConfigError(f"invalid Neo4j configuration for {redact_url(url)}: {reason(exc, url)}") from None
