@@ -13,9 +13,12 @@ import tempfile
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graphmem.types import Relation, Scope
+
+if TYPE_CHECKING:
+    from graphmem.testing import ScriptedLLMServer
 
 U = "user_1"  # the demo's user id; "I" and "my" resolve to it
 
@@ -121,7 +124,6 @@ def run_demo(
     touched."""
     from graphmem.llm.usage import format_usage
     from graphmem.memory import Memory
-    from graphmem.testing import ScriptedLLMServer
 
     cfg: dict[str, Any] = dict(config or {})
     tmp = tempfile.TemporaryDirectory(prefix="graphmem-demo-")
@@ -130,7 +132,34 @@ def run_demo(
     own_store = cfg["graph_store"].get("config", {}).get("path") == str(own_path)  # a fresh folder of its own
     user = U if own_store else f"demo-{uuid.uuid4().hex[:8]}"
     stories = stories_for(user)
-    server = None
+    server = _choose_llm(cfg, stories, out)
+    cfg.setdefault("history_db_path", str(Path(tmp.name) / "history.db"))
+    try:
+        with Memory.from_config(cfg) as memory:
+            where = cfg["graph_store"].get("config", {}).get("url", "a temporary folder")
+            out(f"Store: {cfg['graph_store']['provider']} ({where}); user_id={user!r} (\"I\" and \"my\" resolve to it).")
+            scope: dict[str, Any] = {"user_id": user}
+            _tell(memory, stories, user, out)
+            _ask(memory, scope, out)
+            out("\nTokens per stage (the server's own counts):\n" + format_usage(memory.usage()))
+            if cfg["graph_store"]["provider"] == "neo4j":
+                # browse reads the store from a config: the demo's own --config when the demo used its store
+                named = config_path if (config or {}).get("graph_store") == cfg["graph_store"] else None
+                out("\n" + browse_hint(cfg["graph_store"], named, user))
+    finally:
+        if server:
+            server.stop()
+        tmp.cleanup()
+    return 0
+
+
+def _choose_llm(cfg: dict[str, Any], stories: dict[str, list[tuple[str, dict[str, Any]]]],
+                out: Callable[[str], None]) -> ScriptedLLMServer | None:
+    """The configured LLM, else a real one named by the environment, else a scripted server (returned,
+    to be stopped) answering the stories."""
+    from graphmem.testing import ScriptedLLMServer
+
+    server: ScriptedLLMServer | None = None
     if "llm" not in cfg and not _real_llm_configured():
         server = ScriptedLLMServer().start()
         server.set_handler(story_handler(stories))
@@ -145,39 +174,33 @@ def run_demo(
         model = os.environ.get("GRAPHMEM_LLM_MODEL", "gpt-4.1-mini")
         out(f"Using the LLM at {base_url or 'OpenAI'} ({model}).")
         cfg["llm"] = {"provider": "openai_compatible" if base_url else "openai", "config": {"base_url": base_url, "model": model}}
-    cfg.setdefault("history_db_path", str(Path(tmp.name) / "history.db"))
-    try:
-        with Memory.from_config(cfg) as memory:
-            where = cfg["graph_store"].get("config", {}).get("url", "a temporary folder")
-            out(f"Store: {cfg['graph_store']['provider']} ({where}); user_id={user!r} (\"I\" and \"my\" resolve to it).")
-            scope: dict[str, Any] = {"user_id": user}
-            for name, story in stories.items():
-                out(f"\n== {name} story ==")
-                for text, _ in story:
-                    before = _costs(memory)
-                    memory.add(text, **scope)
-                    memory.flush()  # a rolling summary may run in the background; count it with its add
-                    out(f"\n> {text}    [{_cost_line(before, _costs(memory))}]")
-                    rels = memory.store.get_all(Scope.of(user_id=user), include_invalidated=True)
-                    out(format_graph(rels))
-                    facts = [m["memory"] for m in memory.get_all(**scope)["results"]]
-                    out("    memories: " + ("; ".join(facts) or "(none)"))
-            for question in ("who is my sister?", "do I play badminton?"):
-                before = _costs(memory)
-                result = memory.search(question, limit=3, **scope)
-                found = ", ".join(f"{h['source']} {h['relationship']} {h['destination']}" for h in result["relations"]) or "nothing current"
-                found += " | memories: " + ("; ".join(m["memory"] for m in result["results"]) or "none")
-                out(f"\nsearch({question!r}) -> {found}    [{_cost_line(before, _costs(memory))}]")
-            out("\nTokens per stage (the server's own counts):\n" + format_usage(memory.usage()))
-            if cfg["graph_store"]["provider"] == "neo4j":
-                # browse reads the store from a config: the demo's own --config when the demo used its store
-                named = config_path if (config or {}).get("graph_store") == cfg["graph_store"] else None
-                out("\n" + browse_hint(cfg["graph_store"], named, user))
-    finally:
-        if server:
-            server.stop()
-        tmp.cleanup()
-    return 0
+    return server
+
+
+def _tell(memory: Any, stories: dict[str, list[tuple[str, dict[str, Any]]]], user: str, out: Callable[[str], None]) -> None:
+    """Each story message by message, with the graph, the memories and the cost after each."""
+    scope: dict[str, Any] = {"user_id": user}
+    for name, story in stories.items():
+        out(f"\n== {name} story ==")
+        for text, _ in story:
+            before = _costs(memory)
+            memory.add(text, **scope)
+            memory.flush()  # a rolling summary may run in the background; count it with its add
+            out(f"\n> {text}    [{_cost_line(before, _costs(memory))}]")
+            rels = memory.store.get_all(Scope.of(user_id=user), include_invalidated=True)
+            out(format_graph(rels))
+            facts = [m["memory"] for m in memory.get_all(**scope)["results"]]
+            out("    memories: " + ("; ".join(facts) or "(none)"))
+
+
+def _ask(memory: Any, scope: dict[str, Any], out: Callable[[str], None]) -> None:
+    """Two questions the stories answer, with what each search found and cost."""
+    for question in ("who is my sister?", "do I play badminton?"):
+        before = _costs(memory)
+        result = memory.search(question, limit=3, **scope)
+        found = ", ".join(f"{h['source']} {h['relationship']} {h['destination']}" for h in result["relations"]) or "nothing current"
+        found += " | memories: " + ("; ".join(m["memory"] for m in result["results"]) or "none")
+        out(f"\nsearch({question!r}) -> {found}    [{_cost_line(before, _costs(memory))}]")
 
 
 def browse_hint(graph_store: dict[str, Any], config_path: Path | None, user: str = U) -> str:

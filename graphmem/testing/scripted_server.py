@@ -480,8 +480,15 @@ class ScriptedLLMServer:
         if refused is not None:
             return refused
         tool, fault = self._record_and_take_fault(path, body)
-        kind = fault.fault if fault is not None else None
+        faulted = self._faulted(tool, fault, body)
+        if faulted is not None:
+            return faulted
+        return self._answer(tool, body)
 
+    def _faulted(self, tool: str | None, fault: _FaultEntry | None, body: dict) -> tuple[int, dict[str, str], bytes] | None:
+        """The answer of an injected fault; None when the request is answered (after any timeout
+        fault's or the latency's wait). Raises _Stopped when the server stops while waiting."""
+        kind = fault.fault if fault is not None else None
         if kind is Fault.RATE_LIMIT:
             return 429, {"retry-after": "0", "retry-after-ms": "0"}, _error_bytes(
                 "Rate limit reached (scripted fault).", "rate_limit_error", "rate_limit_exceeded"
@@ -505,7 +512,10 @@ class ScriptedLLMServer:
                 raise _Stopped()
         if self.latency and self._stopping.wait(self.latency):
             raise _Stopped()
+        return None
 
+    def _answer(self, tool: str | None, body: dict) -> tuple[int, dict[str, str], bytes]:
+        """The scripted tool calls for every tool the request wants (a handler's failure: a 500)."""
         calls: list[tuple[str, str]] = []
         wanted = [*_tools_of(body)] or (self.profile.json_tools(body) if self.profile is not None else [])
         names: list[str | None] = [*wanted] or [tool]
