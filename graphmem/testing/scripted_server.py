@@ -602,83 +602,88 @@ _MODELS_PATHS = {"/v1/models", "/models"}
 _EMBEDDING_PATHS = {"/v1/embeddings", "/embeddings"}
 
 
-def _make_handler(server: ScriptedLLMServer) -> type[BaseHTTPRequestHandler]:
-    class _Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.0"  # one request per connection: nothing lingers after stop()
-        server_version = "ScriptedLLMServer/1.0"
-        sys_version = ""
+class _Handler(BaseHTTPRequestHandler):
+    """One request to a ScriptedLLMServer (``scripted``, set by _make_handler)."""
 
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
+    scripted: ScriptedLLMServer
+    protocol_version = "HTTP/1.0"  # one request per connection: nothing lingers after stop()
+    server_version = "ScriptedLLMServer/1.0"
+    sys_version = ""
 
-        def _send(self, status: int, payload: bytes, headers: dict | None = None) -> None:
-            try:
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                for key, value in (headers or {}).items():
-                    self.send_header(key, value)
-                self.end_headers()
-                self.wfile.write(payload)
-                self.wfile.flush()
-            except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError, OSError):
-                pass  # the client gave up (e.g. after a client-side timeout)
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
 
-        def _path(self) -> str:
-            return self.path.split("?", 1)[0].rstrip("/") or "/"
+    def _send(self, status: int, payload: bytes, headers: dict | None = None) -> None:
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            for key, value in (headers or {}).items():
+                self.send_header(key, value)
+            self.end_headers()
+            self.wfile.write(payload)
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError, OSError):
+            pass  # the client gave up (e.g. after a client-side timeout)
 
-        def _gate(self) -> str | None:
-            """The OpenAI path of this request after the profile's routing and the key check; None
-            when a refusal was sent."""
-            path = self._path()
-            if server.profile is not None:
-                query = parse_qs(self.path.split("?", 1)[1]) if "?" in self.path else {}
-                routed, refusal = server.profile.route(path, query, self.headers)
-                if refusal is not None:
-                    self._send(refusal[0], refusal[1])
-                    return None
-                path = routed or path
-            key = self.headers.get("api-key") or (self.headers.get("Authorization") or "").removeprefix("Bearer ")
-            if server.api_key is not None and key != server.api_key:
-                self._send(401, _error_bytes("Incorrect API key provided.", "invalid_request_error", "invalid_api_key"))
+    def _path(self) -> str:
+        return self.path.split("?", 1)[0].rstrip("/") or "/"
+
+    def _gate(self) -> str | None:
+        """The OpenAI path of this request after the profile's routing and the key check; None
+        when a refusal was sent."""
+        path = self._path()
+        if self.scripted.profile is not None:
+            query = parse_qs(self.path.split("?", 1)[1]) if "?" in self.path else {}
+            routed, refusal = self.scripted.profile.route(path, query, self.headers)
+            if refusal is not None:
+                self._send(refusal[0], refusal[1])
                 return None
-            return path
+            path = routed or path
+        key = self.headers.get("api-key") or (self.headers.get("Authorization") or "").removeprefix("Bearer ")
+        if self.scripted.api_key is not None and key != self.scripted.api_key:
+            self._send(401, _error_bytes("Incorrect API key provided.", "invalid_request_error", "invalid_api_key"))
+            return None
+        return path
 
-        def do_GET(self) -> None:
-            path = self._path()
-            if path in _MODELS_PATHS:
-                self._send(200, _json_bytes(server._models()))
-            elif path.startswith("/v1/models/") and path[len("/v1/models/"):] == server.model:
-                self._send(200, _json_bytes(server._models()["data"][0]))
-            else:
-                self._send(404, _error_bytes(f"Unknown path {path}", "invalid_request_error", "not_found"))
+    def do_GET(self) -> None:
+        path = self._path()
+        if path in _MODELS_PATHS:
+            self._send(200, _json_bytes(self.scripted._models()))
+        elif path.startswith("/v1/models/") and path[len("/v1/models/"):] == self.scripted.model:
+            self._send(200, _json_bytes(self.scripted._models()["data"][0]))
+        else:
+            self._send(404, _error_bytes(f"Unknown path {path}", "invalid_request_error", "not_found"))
 
-        def do_POST(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(length) if length > 0 else b""
-            gated = self._gate()
-            if gated is None:
-                return
-            path = gated
-            if path not in _CHAT_PATHS and path not in _EMBEDDING_PATHS:
-                self._send(404, _error_bytes(f"Unknown path {path}", "invalid_request_error", "not_found"))
-                return
-            try:
-                body = json.loads(raw.decode("utf-8") or "null")
-            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-                self._send(400, _error_bytes(f"Request body is not JSON: {exc}", "invalid_request_error", None))
-                return
-            if not isinstance(body, dict):
-                self._send(400, _error_bytes("Request body must be a JSON object", "invalid_request_error", None))
-                return
-            if path in _EMBEDDING_PATHS:
-                status, payload = server._embeddings(body)
-                self._send(status, payload)
-                return
-            try:
-                status, headers, payload = server._respond(path, body)
-            except _Stopped:
-                return  # server is stopping; drop the connection
-            self._send(status, payload, headers)
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length > 0 else b""
+        gated = self._gate()
+        if gated is None:
+            return
+        path = gated
+        if path not in _CHAT_PATHS and path not in _EMBEDDING_PATHS:
+            self._send(404, _error_bytes(f"Unknown path {path}", "invalid_request_error", "not_found"))
+            return
+        try:
+            body = json.loads(raw.decode("utf-8") or "null")
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            self._send(400, _error_bytes(f"Request body is not JSON: {exc}", "invalid_request_error", None))
+            return
+        if not isinstance(body, dict):
+            self._send(400, _error_bytes("Request body must be a JSON object", "invalid_request_error", None))
+            return
+        if path in _EMBEDDING_PATHS:
+            status, payload = self.scripted._embeddings(body)
+            self._send(status, payload)
+            return
+        try:
+            status, headers, payload = self.scripted._respond(path, body)
+        except _Stopped:
+            return  # server is stopping; drop the connection
+        self._send(status, payload, headers)
 
-    return _Handler
+
+def _make_handler(server: ScriptedLLMServer) -> type[BaseHTTPRequestHandler]:
+    """http.server makes one handler per request from a class: a subclass bound to ``server``."""
+    return type("_Handler", (_Handler,), {"scripted": server})
