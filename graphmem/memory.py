@@ -18,7 +18,7 @@ from graphmem.config import MemoryConfig
 from graphmem.embeddings import Embedder
 from graphmem.errors import ClosedError, ConfigError, InvalidInputError, NotFoundError
 from graphmem.factory import build_embedder, build_llm, build_store
-from graphmem.ingest import AddOutcome, AddPipeline
+from graphmem.ingest import AddOutcome, AddPipeline, checks
 from graphmem.ingest.add import log_messages
 from graphmem.ingest.bulk import BulkAdder, ProgressCallback
 from graphmem.ingest.context import Summarizer
@@ -35,7 +35,7 @@ from graphmem.retrieval.graph import search_relations
 from graphmem.retrieval.memories import search_memories
 from graphmem.retrieval.rerank import Reranker
 from graphmem.retrieval.when import annotate_times, parse_query
-from graphmem.schema.filters import check_metadata_key, scope_and_filter
+from graphmem.schema.filters import scope_and_filter
 from graphmem.schema.type_filters import TypeFilter
 from graphmem.stages.conversation import Message
 from graphmem.stages.facts import FactExtractionStage
@@ -170,8 +170,8 @@ class Memory:
             raise InvalidInputError(f"memory_type {memory_type!r} is not supported (graphmem has no procedural memory)")
         if prompt is not None and (not isinstance(prompt, str) or not prompt.strip()):
             raise InvalidInputError("prompt must be a non-empty string")
-        metadata = _checked_metadata(metadata)
-        reference_time = _reference_time(timestamp)
+        metadata = checks.checked_metadata(metadata)
+        reference_time = checks.reference_time(timestamp)
         expiration(expiration_date, utcnow())  # a bad date fails before any work (a past one is expired at once)
         with metered() as meter:  # this add's requests only, whatever else runs beside it
             result = self._add_checked(scope, messages, metadata, reference_time, infer, expiration_date, prompt=prompt)
@@ -433,7 +433,7 @@ class Memory:
         if not isinstance(data, str) or not data.strip():
             raise InvalidInputError("update needs non-empty text")
         text = _check_text("data", data).strip()
-        merged = None if metadata is None else {**item.metadata, **_checked_metadata(metadata)}
+        merged = None if metadata is None else {**item.metadata, **checks.checked_metadata(metadata)}
         if text == item.text and merged in (None, item.metadata):  # nothing changes: no write, no history row
             return {"message": "Memory unchanged", "id": item.id, "memory": text}
         scope = Scope.of(item.user_id, item.agent_id, item.run_id)
@@ -546,36 +546,6 @@ def _closed_method(name: str) -> Callable[..., Any]:
 
     closed.__name__ = name
     return closed
-
-
-def _reference_time(timestamp: Any) -> datetime:
-    """When the messages were said. Documented rule: a timestamp in the future (a client clock
-    ahead, a naive local time read as UTC) is clamped to now, since nothing was said later than now."""
-    now = utcnow()
-    when = parse_time(timestamp) or now
-    if when > now:
-        log.warning("timestamp %s is in the future; using now (%s)", when.isoformat(), now.isoformat())
-        return now
-    return when
-
-
-def _checked_metadata(metadata: Any) -> dict[str, Any]:
-    """Metadata must be a JSON object with string keys; checked before anything is written."""
-    if metadata is None:
-        return {}
-    if not isinstance(metadata, dict) or not all(isinstance(k, str) for k in metadata):
-        raise InvalidInputError("metadata must be a dict with string keys")
-    try:
-        text = json.dumps(metadata, allow_nan=False, ensure_ascii=False)
-        text.encode("utf-8")  # a lone surrogate cannot be stored as text by either store
-        checked = json.loads(text)
-    except UnicodeEncodeError as exc:
-        raise InvalidInputError("metadata holds a lone surrogate character (not valid Unicode text)") from exc
-    except (TypeError, ValueError) as exc:
-        raise InvalidInputError(f"metadata is not JSON-serialisable: {exc}") from exc
-    for key in checked:  # keys a filter could not name are refused with the filter's message
-        check_metadata_key(key, f"metadata.{key}")
-    return checked
 
 
 def _check_text(name: str, value: str) -> str:

@@ -7,7 +7,8 @@
 Use :func:`create_embedder` to build one from a provider name and a config dict.
 """
 
-from graphmem.embeddings.base import PROVIDERS, Embedder, create_embedder
+from graphmem.embeddings.base import Embedder
+from graphmem.embeddings.factory import PROVIDERS, create_embedder
 from graphmem.embeddings.hashing import HashingEmbedder
 from graphmem.embeddings.onnx import OnnxEmbedder
 from graphmem.embeddings.openai import OpenAIEmbedder

@@ -21,19 +21,17 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import dataclass
 from itertools import islice
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from graphmem.errors import GraphMemError, InvalidInputError
+from graphmem.ingest.bulk_host import BulkHost, BulkItem
+from graphmem.ingest.checks import checked_metadata, reference_time
 from graphmem.ingest.messages import verbatim_messages
 from graphmem.ingest.verbatim import VerbatimLanes
-from graphmem.stages.conversation import Message
-from graphmem.types import Scope
-
-if TYPE_CHECKING:
-    from graphmem.memory import Memory
+from graphmem.lifecycle.retention import expiration
+from graphmem.types import Scope, utcnow
 
 ITEM_KEYS = frozenset({"messages", "user_id", "agent_id", "run_id", "metadata", "timestamp", "expiration_date", "key"})
 
@@ -67,18 +65,6 @@ class BadItem:
     key: str | None = None
 
 
-@dataclass
-class _Item:
-    index: int
-    key: str | None
-    scope: Scope
-    messages: Any
-    metadata: dict[str, Any]
-    reference_time: datetime
-    expiration_date: Any = None
-    parsed: list[Message] = field(default_factory=list)
-
-
 ProgressCallback = Callable[[BulkProgress], None]
 
 
@@ -87,7 +73,7 @@ class BulkAdder:
 
     def __init__(
         self,
-        memory: Memory,
+        memory: BulkHost,
         infer: bool,
         batch_size: int,
         workers: int,
@@ -152,11 +138,7 @@ class BulkAdder:
 
     # -- checking ------------------------------------------------------------------------------
 
-    def _checked(self, batch: list[tuple[int, Any]]) -> list[_Item]:
-        from graphmem.lifecycle.retention import expiration
-        from graphmem.memory import _checked_metadata, _reference_time
-        from graphmem.types import utcnow
-
+    def _checked(self, batch: list[tuple[int, Any]]) -> list[BulkItem]:
         out = []
         for index, raw in batch:
             with self._lock:
@@ -173,8 +155,8 @@ class BulkAdder:
                 if key is not None and (not isinstance(key, str) or not key):
                     raise InvalidInputError("key must be a non-empty string")
                 scope = Scope.of(raw.get("user_id"), raw.get("agent_id"), raw.get("run_id"))
-                item = _Item(index, key, scope, raw.get("messages"), _checked_metadata(raw.get("metadata")),
-                             _reference_time(raw.get("timestamp")), raw.get("expiration_date"))
+                item = BulkItem(index, key, scope, raw.get("messages"), checked_metadata(raw.get("metadata")),
+                             reference_time(raw.get("timestamp")), raw.get("expiration_date"))
                 expiration(item.expiration_date, utcnow())  # a bad or past date fails this item only
                 if not self.infer:
                     item.parsed = verbatim_messages(item.messages)
@@ -183,7 +165,7 @@ class BulkAdder:
                 self.fail(index, raw.get("key") if isinstance(raw, dict) else getattr(raw, "key", None), exc)
         return out
 
-    def fresh(self, items: list[_Item]) -> list[_Item]:
+    def fresh(self, items: list[BulkItem]) -> list[BulkItem]:
         """Items whose key is not imported yet (and the first of two items with one key)."""
         keys = [i.key for i in items if i.key is not None]
         done = self.memory.store.imported_keys(list(dict.fromkeys(keys))) if keys else set()
@@ -199,14 +181,14 @@ class BulkAdder:
 
     # -- infer=True: scopes concurrently, each scope in order --------------------------------------
 
-    def _infer_batch(self, pool: ThreadPoolExecutor, items: list[_Item]) -> None:
-        by_scope: dict[str, list[_Item]] = {}
+    def _infer_batch(self, pool: ThreadPoolExecutor, items: list[BulkItem]) -> None:
+        by_scope: dict[str, list[BulkItem]] = {}
         for item in items:
             by_scope.setdefault(item.scope.key, []).append(item)
         for future in [pool.submit(self._scope_in_order, queue) for queue in by_scope.values()]:
             future.result()
 
-    def _scope_in_order(self, queue: list[_Item]) -> None:
+    def _scope_in_order(self, queue: list[BulkItem]) -> None:
         for item in queue:
             if self.stop.is_set():
                 return

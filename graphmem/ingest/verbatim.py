@@ -9,19 +9,40 @@ batches in the order they were routed: the adds of a scope are written in input 
 
 from __future__ import annotations
 
+import threading
 import zlib
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from graphmem.errors import GraphMemError
+from graphmem.ingest.bulk_host import BulkHost, BulkItem
 from graphmem.lifecycle.history import HistoryEvent, sortable_time
 
 if TYPE_CHECKING:
-    from graphmem.ingest import AddOutcome
-    from graphmem.ingest.bulk import BulkAdder, _Item
+    from graphmem.ingest.add import AddOutcome
 
 IN_FLIGHT = 2  # batches queued or running per lane before the reader waits
+
+
+class LaneOwner(Protocol):
+    """What the lanes need of the bulk run that owns them (bulk.BulkAdder is one): its settings,
+    its memory and its counters. A protocol, so this module does not import bulk.py back."""
+
+    memory: BulkHost
+    workers: int
+    batch_size: int
+    stop: threading.Event
+
+    def fresh(self, items: list[BulkItem]) -> list[BulkItem]: ...
+
+    def report(self) -> None: ...
+
+    def added(self, messages: int) -> None: ...
+
+    def skip(self) -> None: ...
+
+    def fail(self, index: int, key: str | None, exc: BaseException | None) -> None: ...
 
 
 def lane_of(scope_key: str, lanes: int) -> int:
@@ -32,14 +53,14 @@ def lane_of(scope_key: str, lanes: int) -> int:
 class VerbatimLanes:
     """Routes checked items to lanes and writes each lane's batches; ``close`` waits for them."""
 
-    def __init__(self, adder: BulkAdder) -> None:
+    def __init__(self, adder: LaneOwner) -> None:
         self.adder = adder
         self.lanes = [ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"graphmem-bulk-{i}") for i in range(adder.workers)]
-        self.pending: list[list[_Item]] = [[] for _ in self.lanes]
+        self.pending: list[list[BulkItem]] = [[] for _ in self.lanes]
         self.running: list[deque[Future[None]]] = [deque() for _ in self.lanes]
         self.aborted = False  # set on the way out of an exception: queued batches return at once
 
-    def route(self, items: list[_Item]) -> None:
+    def route(self, items: list[BulkItem]) -> None:
         for item in items:
             lane = lane_of(item.scope.key, len(self.lanes))
             self.pending[lane].append(item)
@@ -70,14 +91,14 @@ class VerbatimLanes:
             queue.popleft().result()
         queue.append(self.lanes[lane].submit(self._write, batch))
 
-    def _write(self, batch: list[_Item]) -> None:
+    def _write(self, batch: list[BulkItem]) -> None:
         if self.adder.stop.is_set() or self.aborted:
             return
         write_batch(self.adder, self.adder.fresh(batch))
         self.adder.report()
 
 
-def write_batch(adder: BulkAdder, items: list[_Item]) -> None:
+def write_batch(adder: LaneOwner, items: list[BulkItem]) -> None:
     """One embedding call and one transaction for the batch; if it fails, one add at a time."""
     memory = adder.memory
     items = [i for i in items if i.parsed or i.key is not None]
@@ -109,7 +130,7 @@ def write_batch(adder: BulkAdder, items: list[_Item]) -> None:
     memory._retention.maybe_purge()
 
 
-def _failed(adder: BulkAdder, item: _Item, exc: GraphMemError) -> None:
+def _failed(adder: LaneOwner, item: BulkItem, exc: GraphMemError) -> None:
     """A failed add, or a skipped one when its key turns out imported (another lane or importer was first)."""
     try:
         imported = item.key is not None and item.key in adder.memory.store.imported_keys([item.key])
@@ -121,7 +142,7 @@ def _failed(adder: BulkAdder, item: _Item, exc: GraphMemError) -> None:
         adder.fail(item.index, item.key, exc)
 
 
-def commit_many(adder: BulkAdder, outcomes: list[AddOutcome]) -> None:
+def commit_many(adder: LaneOwner, outcomes: list[AddOutcome]) -> None:
     """Memory._commit for a batch: history rows staged before, committed after the one transaction."""
     memory = adder.memory
     writes, staged = [], []
