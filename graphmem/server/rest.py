@@ -12,10 +12,9 @@ from __future__ import annotations
 import logging
 from typing import Annotated, Any
 
-from fastapi import Depends, FastAPI, HTTPException, Query, Request, Security
+from fastapi import FastAPI, HTTPException, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from fastapi.security import HTTPAuthorizationCredentials
 
 from graphmem.aio import AsyncMemory
 from graphmem.errors import (
@@ -27,17 +26,15 @@ from graphmem.errors import (
 )
 from graphmem.server import manners
 from graphmem.server.access import Tenant, Tenants
+from graphmem.server.keys import Caller, allowed
 from graphmem.server.limits import BodyLimit
 from graphmem.server.models import MemoryCreate, MemoryUpdate, SearchRequest
+from graphmem.server.ui import mount_inspector
 from graphmem.server.views import neighbourhood
 
 log = logging.getLogger(__name__)
 
-#: Tenant of a server started with --no-auth (local development only).
-OPEN = Tenant("open", admin=True)
 DEFAULT_MAX_BODY = 1_000_000
-
-Scope = dict[str, str | None]
 
 
 def create_app(memory: AsyncMemory, tenants: Tenants | None, *, max_body: int = DEFAULT_MAX_BODY) -> FastAPI:
@@ -53,8 +50,6 @@ def create_app(memory: AsyncMemory, tenants: Tenants | None, *, max_body: int = 
     _reset_route(app, memory)
     _graph_routes(app, memory)
 
-    from graphmem.server.ui import mount_inspector  # here: ui.py builds on this module's key rules
-
     mount_inspector(app, memory)
     return app
 
@@ -64,14 +59,14 @@ def _memory_routes(app: FastAPI, memory: AsyncMemory) -> None:
 
     @app.post("/memories", summary="Remember messages for a scope")
     async def add(body: MemoryCreate, tenant: Caller) -> dict[str, Any]:
-        scope = _allowed(tenant, body.user_id, body.agent_id, body.run_id)
+        scope = allowed(tenant, body.user_id, body.agent_id, body.run_id)
         messages = [m.model_dump() for m in body.messages]
         return await memory.add(messages, **scope, metadata=body.metadata, infer=body.infer, timestamp=body.timestamp)
 
     @app.get("/memories", summary="A scope's memories and relations")
     async def get_all(tenant: Caller, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
                       include_invalidated: bool = False, limit: Annotated[int, Query(ge=1, le=10_000)] = 100) -> dict[str, Any]:
-        scope = _allowed(tenant, user_id, agent_id, run_id)
+        scope = allowed(tenant, user_id, agent_id, run_id)
         return await memory.get_all(**scope, include_invalidated=include_invalidated, limit=limit)
 
     @app.get("/memories/{memory_id}", summary="One memory by id")
@@ -100,7 +95,7 @@ def _memory_routes(app: FastAPI, memory: AsyncMemory) -> None:
     @app.delete("/memories", summary="Delete everything of a scope")
     async def delete_all(tenant: Caller, user_id: str | None = None, agent_id: str | None = None,
                          run_id: str | None = None) -> dict[str, Any]:
-        return await memory.delete_all(**_allowed(tenant, user_id, agent_id, run_id))
+        return await memory.delete_all(**allowed(tenant, user_id, agent_id, run_id))
 
 
 def _search_route(app: FastAPI, memory: AsyncMemory) -> None:
@@ -108,7 +103,7 @@ def _search_route(app: FastAPI, memory: AsyncMemory) -> None:
 
     @app.post("/search", summary="Memories and relations relevant to a query (no LLM call)")
     async def search(body: SearchRequest, tenant: Caller) -> dict[str, Any]:
-        scope = _allowed(tenant, body.user_id, body.agent_id, body.run_id)
+        scope = allowed(tenant, body.user_id, body.agent_id, body.run_id)
         return await memory.search(body.query, **scope, limit=body.limit, filters=body.filters, threshold=body.threshold,
                                    as_of=body.as_of, known_at=body.known_at)
 
@@ -130,53 +125,17 @@ def _graph_routes(app: FastAPI, memory: AsyncMemory) -> None:
     @app.get("/timeline", summary="Every version of the relations of an entity")
     async def timeline(tenant: Caller, entity: str, user_id: str | None = None, agent_id: str | None = None,
                        run_id: str | None = None) -> dict[str, Any]:
-        return await memory.timeline(entity, **_allowed(tenant, user_id, agent_id, run_id))
+        return await memory.timeline(entity, **allowed(tenant, user_id, agent_id, run_id))
 
     @app.get("/graph", summary="A scope's relations, or one entity's neighbourhood at a time")
     async def graph(tenant: Caller, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
                     entity: str | None = None, as_of: str | None = None, known_at: str | None = None,
                     include_invalidated: bool = False, limit: Annotated[int, Query(ge=1, le=10_000)] = 100) -> dict[str, Any]:
-        scope = _allowed(tenant, user_id, agent_id, run_id)
+        scope = allowed(tenant, user_id, agent_id, run_id)
         if entity is not None:
             return neighbourhood(await memory.timeline(entity, **scope), as_of, known_at)
         found = await memory.get_all(**scope, include_invalidated=include_invalidated, limit=limit)
         return {"relations": found["relations"]}
-
-
-async def _caller(
-    request: Request,
-    x_api_key: Annotated[str | None, Security(manners.API_KEY_HEADER)] = None,
-    _bearer: Annotated[HTTPAuthorizationCredentials | None, Security(manners.BEARER)] = None,
-) -> Tenant:
-    """The tenant of the request's key (``Authorization: Token <key>`` or ``Bearer``, or X-API-Key);
-    its name goes to the access log (request.state.key_name), never the key."""
-    tenants: Tenants | None = request.app.state.tenants
-    if tenants is None:
-        return OPEN
-    key = x_api_key
-    authorization = request.headers.get("authorization")
-    if authorization:
-        kind, _, token = authorization.strip().partition(" ")
-        if kind.lower() in ("token", "bearer") and token.strip():
-            key = token.strip()
-    tenant = tenants.find(key)
-    if tenant is None:
-        raise HTTPException(401, "a valid API key is required (Authorization: Token <key>, or X-API-Key)",
-                            headers={"WWW-Authenticate": "Token"})
-    request.state.key_name = tenant.name
-    return tenant
-
-
-Caller = Annotated[Tenant, Depends(_caller)]
-
-
-def _allowed(tenant: Tenant, user_id: str | None, agent_id: str | None, run_id: str | None) -> Scope:
-    """The scope of a request, if the key may use it (a scope is required: 400 before 403)."""
-    if user_id is None and agent_id is None and run_id is None:
-        raise InvalidInputError("at least one of user_id, agent_id, run_id is required")
-    if not tenant.allows_user(user_id):
-        raise HTTPException(403, f"this key may only use scopes of the users {tenant.describe()}")
-    return {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}
 
 
 async def _owned(memory: AsyncMemory, tenant: Tenant, memory_id: str) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """The memory inspector at ``/ui``: a static page (graphmem/ui/) and the few reads and corrections
 it needs beyond mem0's routes, under ``/ui/api``, with the REST server's keys and rules.
 
-Every route names a ``user_id`` the key must be bound to (rest._allowed: 400 without one, 403
+Every route names a ``user_id`` the key must be bound to (keys.allowed: 400 without one, 403
 outside the key's users, whatever exists). A memory addressed by id must belong to that user, else
 the answer is the one an unknown id gets (404), so a key learns nothing about another user's ids.
 The key travels only in a header; the page keeps it in sessionStorage, never in a URL.
@@ -21,7 +21,7 @@ from fastapi.staticfiles import StaticFiles
 from graphmem.aio import AsyncMemory
 from graphmem.errors import InvalidInputError, NotFoundError
 from graphmem.lifecycle.export import read_graph, to_graphml, to_json
-from graphmem.server.rest import Caller, _allowed
+from graphmem.server.keys import Caller, allowed
 from graphmem.stores.base import relation_visible
 from graphmem.stores.lifecycle import matches, name_pattern
 from graphmem.types import Entity, Relation, Scope, iso, parse_time, utcnow
@@ -61,7 +61,7 @@ def _reads(app: FastAPI, memory: AsyncMemory) -> None:
     @app.get("/ui/api/memories", summary="Inspector: a user's memories, with mem0 metadata filters (JSON)")
     async def memories(tenant: Caller, user_id: str | None = None, include_invalidated: bool = False,
                        filters: str | None = None) -> JSONResponse:
-        scope = _allowed(tenant, user_id, None, None)
+        scope = allowed(tenant, user_id, None, None)
         found = await memory.get_all(**scope, include_invalidated=include_invalidated, limit=MAX_ROWS,
                                      filters=_filters(filters))
         return JSONResponse({"results": found["results"]})
@@ -69,7 +69,7 @@ def _reads(app: FastAPI, memory: AsyncMemory) -> None:
     @app.get("/ui/api/graph", summary="Inspector: a user's entities and every relation, marked as holding at as_of")
     async def graph(tenant: Caller, user_id: str | None = None, as_of: str | None = None,
                     known_at: str | None = None) -> JSONResponse:
-        scope = Scope.of(**_allowed(tenant, user_id, None, None))
+        scope = Scope.of(**allowed(tenant, user_id, None, None))
         when, known = parse_time(as_of, field_name="as_of"), parse_time(known_at, field_name="known_at")
         entities, relations = await asyncio.to_thread(_scope_graph, memory, scope)
         # a JSONResponse: FastAPI's validation of a dict return doubled the time of a 5,000-entity user
@@ -80,7 +80,7 @@ def _reads(app: FastAPI, memory: AsyncMemory) -> None:
     @app.get("/ui/api/entity", summary="Inspector: an entity's timeline and the memories that mention it")
     async def entity(tenant: Caller, name: Annotated[str, Query(min_length=1, max_length=1000)],
                      user_id: str | None = None) -> dict[str, Any]:
-        scope = _allowed(tenant, user_id, None, None)
+        scope = allowed(tenant, user_id, None, None)
         timeline = await memory.timeline(name, **scope)
         found = await memory.get_all(**scope, include_invalidated=True, limit=MAX_ROWS)
         pattern = name_pattern(timeline["entity"])
@@ -91,7 +91,7 @@ def _records(app: FastAPI, memory: AsyncMemory) -> None:
     @app.get("/ui/api/history", summary="Inspector: every change of one of the user's memories")
     async def history(tenant: Caller, memory_id: Annotated[str, Query(min_length=1, max_length=200)],
                       user_id: str | None = None) -> list[dict[str, Any]]:
-        _allowed(tenant, user_id, None, None)
+        allowed(tenant, user_id, None, None)
         events = await memory.history(memory_id)
         if not events or any(e.get("user_id") != user_id for e in events):
             raise NotFoundError(f"no history for memory {memory_id!r}")
@@ -99,7 +99,7 @@ def _records(app: FastAPI, memory: AsyncMemory) -> None:
 
     @app.get("/ui/api/export", summary="Inspector: a user's graph (every version) and memories, JSON or GraphML")
     async def export(tenant: Caller, user_id: str | None = None, format: str = "json") -> Response:
-        scope = Scope.of(**_allowed(tenant, user_id, None, None))
+        scope = Scope.of(**allowed(tenant, user_id, None, None))
         if format not in EXPORT_FORMATS:
             raise InvalidInputError(f"format must be one of {', '.join(EXPORT_FORMATS)}")
         body, media = await _export(memory, scope, format)
@@ -112,7 +112,7 @@ def _corrections(app: FastAPI, memory: AsyncMemory) -> None:
     @app.delete("/ui/api/memory", summary="Inspector: delete one of the user's memories")
     async def delete_memory(tenant: Caller, memory_id: Annotated[str, Query(min_length=1, max_length=200)],
                             user_id: str | None = None) -> dict[str, Any]:
-        _allowed(tenant, user_id, None, None)
+        allowed(tenant, user_id, None, None)
         found = await memory.get(memory_id)
         if found is None or found.get("user_id") != user_id:
             raise NotFoundError(f"no memory with id {memory_id!r}")
@@ -121,11 +121,11 @@ def _corrections(app: FastAPI, memory: AsyncMemory) -> None:
     @app.delete("/ui/api/entity", summary="Inspector: forget an entity (node, relations, memories mentioning it)")
     async def forget_entity(tenant: Caller, name: Annotated[str, Query(min_length=1, max_length=1000)],
                             user_id: str | None = None) -> dict[str, Any]:
-        return await memory.forget_entity(name, **_allowed(tenant, user_id, None, None))
+        return await memory.forget_entity(name, **allowed(tenant, user_id, None, None))
 
     @app.delete("/ui/api/user", summary="Inspector: forget everything of the user")
     async def forget_user(tenant: Caller, user_id: str | None = None) -> dict[str, Any]:
-        return await memory.forget(**_allowed(tenant, user_id, None, None))
+        return await memory.forget(**allowed(tenant, user_id, None, None))
 
 
 def _filters(text: str | None) -> dict[str, Any] | None:

@@ -46,6 +46,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from graphmem.testing.replies import DEFAULT_REPLIES
+
 __all__ = ["BROKEN_PROFILES", "PROFILES", "ProviderProfile", "Refusal"]
 
 Refusal = tuple[int, bytes, str]  # status, body, kind
@@ -176,8 +178,6 @@ def _reasoning_refusal(body: dict[str, Any]) -> Refusal | None:
 
 def _tools_named_in_prompt(body: dict[str, Any]) -> list[str]:
     """json_object requests carry the schema in the prompt only; find its tool keys there."""
-    from graphmem.testing.scripted_server import DEFAULT_REPLIES
-
     text = " ".join(str(m.get("content")) for m in body.get("messages") or [] if isinstance(m, dict))
     return [name for name in DEFAULT_REPLIES if f'"{name}"' in text]
 

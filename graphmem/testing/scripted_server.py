@@ -42,6 +42,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
+from graphmem.testing.replies import DEFAULT_REPLIES
+
 if TYPE_CHECKING:
     from graphmem.testing.providers import ProviderProfile
 
@@ -57,16 +59,6 @@ __all__ = [
 # tool (list of dicts / raw strings), or a raw arguments string (sent verbatim).
 Reply = dict | list | str
 Handler = Callable[[str | None, dict], Reply | None]
-
-#: Replies used when nothing is scripted for a known tool (unknown tools get ``{}``).
-DEFAULT_REPLIES: dict[str, dict] = {
-    "extract_entities": {"entities": []},
-    "establish_relationships": {"relations": []},
-    "delete_graph_memory": {"relations": []},
-    "extract_facts": {"facts": []},
-    "update_memory": {"memory": []},
-    "summarize": {"summary": ""},
-}
 
 #: the embedding size of OpenAI's models, answered when a request names one without ``dimensions``
 _MODEL_DIMS = {"text-embedding-3-small": 1536, "text-embedding-3-large": 3072, "text-embedding-ada-002": 1536}

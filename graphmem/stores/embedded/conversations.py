@@ -45,6 +45,21 @@ class ConversationLogs:
         log.summary, log.summary_through, log.summary_updated_at = text, through, at
         return True
 
+    def drop_messages(self, seqs: dict[str, list[int]]) -> None:
+        """Erasure: the messages with these sequence numbers, per scope key."""
+        for key, gone in seqs.items():
+            log = self.logs.get(key)
+            if log is not None:
+                drop = set(gone)
+                log.messages = [m for m in log.messages if m["seq"] not in drop]
+
+    def drop_summaries(self, keys: list[str]) -> None:
+        """Erasure: the summaries go; the next one is written again from the remaining messages."""
+        for key in keys:
+            log = self.logs.get(key)
+            if log is not None:
+                log.summary, log.summary_through, log.summary_updated_at = None, 0, None
+
     def summary_is_newer(self, key: str, through: int) -> bool:
         log = self.logs.get(key)
         return log is None or log.summary is None or through > log.summary_through

@@ -37,7 +37,6 @@ import numpy as np
 
 from graphmem.schema import filters
 from graphmem.schema.filters import Filter
-from graphmem.stores.embedded import lifecycle
 from graphmem.stores.embedded.conversations import ConversationLogs
 from graphmem.stores.embedded.journal import as_vector
 from graphmem.stores.embedded.memories import MemoryFacts
@@ -161,10 +160,18 @@ class MemoryGraph:
         self._indexes.pop(key, None)
 
     def _op_purge(self, memory_ids: list[str], seqs: dict[str, list[int]]) -> None:
-        lifecycle.apply_purge(self, memory_ids, seqs)
+        """Retention (planned in lifecycle.py): expired memories and messages go."""
+        for memory_id in memory_ids:
+            if memory_id in self.memories.rows:
+                self.memories.remove(memory_id)
+        self.conversations.drop_messages(seqs)
 
     def _op_forget(self, entity_ids: list[str], memory_ids: list[str], seqs: dict[str, list[int]], summaries: list[str]) -> None:
-        lifecycle.apply_forget(self, entity_ids, memory_ids, seqs, summaries)
+        """Erasure (planned in lifecycle.py): memories, messages, summaries and entities go."""
+        self._op_purge(memory_ids, seqs)
+        self.conversations.drop_summaries(summaries)
+        for entity_id in entity_ids:
+            self.remove_entity(entity_id)
 
     def remove_entity(self, entity_id: str) -> None:
         """The entity with its relations (erasure)."""

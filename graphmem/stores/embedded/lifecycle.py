@@ -1,7 +1,7 @@
 """The embedded store's retention and erasure (stores/lifecycle.py describes them).
 
 Planning reads the graph and returns journal operations plus the report; applying them goes
-through MemoryGraph.apply like every change:
+through MemoryGraph.apply like every change (its _op_purge and _op_forget):
 
     ["purge", [memory ids], {scope key: [message seqs]}]
     ["forget", [entity ids], [memory ids], {scope key: [message seqs]}, [scope keys whose summary goes]]
@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import re
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from graphmem.stores.lifecycle import Erased, is_expired, matches
 from graphmem.types import Scope, parse_time
@@ -82,29 +82,4 @@ def plan_forget_entity(g: MemoryGraph, scope: Scope, canonical: str, pattern: st
     return ops, erased
 
 
-def apply_purge(g: MemoryGraph, memory_ids: list[str], seqs: dict[str, list[int]]) -> None:
-    for memory_id in memory_ids:
-        if memory_id in g.memories.rows:
-            g.memories.remove(memory_id)
-    _drop_messages(g, seqs)
-
-
-def apply_forget(g: MemoryGraph, entity_ids: list[str], memory_ids: list[str], seqs: dict[str, list[int]], summaries: list[str]) -> None:
-    apply_purge(g, memory_ids, seqs)
-    for key in summaries:
-        log = g.conversations.logs.get(key)
-        if log is not None:  # dropped; the next summary is written again from the remaining messages
-            log.summary, log.summary_through, log.summary_updated_at = None, 0, None
-    for entity_id in entity_ids:
-        g.remove_entity(entity_id)
-
-
-def _drop_messages(g: MemoryGraph, seqs: dict[str, Any]) -> None:
-    for key, gone in seqs.items():
-        log = g.conversations.logs.get(key)
-        if log is not None:
-            drop = set(gone)
-            log.messages = [m for m in log.messages if m["seq"] not in drop]
-
-
-__all__ = ["apply_forget", "apply_purge", "plan_forget_entity", "plan_forget_scope", "plan_purge", "re"]
+__all__ = ["plan_forget_entity", "plan_forget_scope", "plan_purge", "re"]
