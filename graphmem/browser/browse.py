@@ -26,7 +26,7 @@ from graphmem.browser.queries import (
     bound_statement,
     load_query,
 )
-from graphmem.browser.style import TYPE_LABELS, labels_for, write_style
+from graphmem.browser.style import labels_for, write_style
 from graphmem.config import MemoryConfig, Neo4jSettings
 from graphmem.errors import (
     GraphMemError,
@@ -36,6 +36,7 @@ from graphmem.errors import (
     StoreUnavailableError,
 )
 from graphmem.lifecycle.export import attribute_properties, open_reader, read_graph
+from graphmem.schema.labels import TYPE_LABELS, type_label
 from graphmem.types import Relation, Scope, iso, parse_time
 
 Out = Callable[[str], None]
@@ -269,7 +270,6 @@ def _copy_into(connection: _Connection, graph: Any, out: Out, ontology: Any = No
             f"the Neo4j at {connection.target.bolt_url} already holds {_named(scope)} written by graphmem's "
             "Neo4j store; browse will not mix the embedded store's copy into it. Browse with a config whose "
             "graph_store is that Neo4j.")
-    from graphmem.browser.style import type_label
 
     labels = labels_for(ontology)
     scope_props = {"scope": scope.key, **{k: v for k, v in scope.properties().items() if v is not None}}

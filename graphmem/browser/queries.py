@@ -19,8 +19,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from graphmem.browser.literals import cypher_value
 from graphmem.errors import ConfigError, InvalidInputError
+from graphmem.schema.literals import cypher_value
 
 _PACKAGE_DIR = Path(__file__).resolve().parent.parent
 #: The installed copy (wheel: graphmem/cypher/browser) wins over a source checkout's cypher/browser.
@@ -97,7 +97,7 @@ def bound_statement(name: str, values: dict[str, Any]) -> str:
     """The view ``name`` as one runnable statement, its binding line turned into URL-safe literals.
 
     ``values`` must give every parameter of the view (None for absent scope ids). Strings are encoded
-    with :func:`~graphmem.browser.literals.cypher_string` (``for_url=True``).
+    with :func:`~graphmem.schema.literals.cypher_string` (``for_url=True``).
     """
     if name not in VIEWS:
         raise InvalidInputError(f"unknown view {name!r}; choose one of {', '.join(VIEWS)}")

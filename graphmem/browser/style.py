@@ -1,8 +1,5 @@
-"""The Neo4j Browser style (style.grass) and the display labels it colours by.
-
-Browser's GraSS selects nodes by label only, so an entity's type becomes a second label
-(``:Entity:Person``) for display. Only the labels below are ever written: they are fixed names, not
-model output.
+"""The Neo4j Browser style (style.grass), coloured by the display labels of
+:mod:`graphmem.schema.labels` (which the stores write and this style reads).
 """
 
 from __future__ import annotations
@@ -10,31 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from graphmem.schema.labels import TYPE_LABELS, type_label
+
 if TYPE_CHECKING:
     from graphmem.schema.ontology import Ontology
 
 STYLE_PATH = Path(__file__).resolve().parent / "style.grass"
-
-_SYNONYMS = {
-    "Person": ("person", "people", "human", "individual"),
-    "Place": ("place", "location", "city", "country", "address", "region"),
-    "Organization": ("organization", "organisation", "company", "institution", "team", "school", "employer"),
-    "Activity": ("activity", "sport", "hobby", "game"),
-    "Food": ("food", "dish", "drink", "meal", "cuisine"),
-    "Pet": ("pet", "animal"),
-    "Object": ("object", "item", "thing", "product", "device"),
-    "Event": ("event", "occasion", "meeting", "trip"),
-    "Concept": ("concept", "idea", "topic", "skill", "subject"),
-}
-
-#: lower-case entity_type -> display label (a node.<Label> rule of style.grass).
-TYPE_LABELS: dict[str, str] = {word: label for label, words in _SYNONYMS.items() for word in words}
-
-
-def type_label(entity_type: str | None) -> str | None:
-    """The display label of an entity type, or None when the style has no colour for it."""
-    return TYPE_LABELS.get((entity_type or "").strip().lower())
-
 
 def style_text(ontology: Ontology | None = None) -> str:
     """The GraSS style; with an ontology, a colour rule for each of the user's own entity types."""

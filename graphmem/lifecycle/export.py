@@ -11,7 +11,7 @@ the new user's name, ids are fresh (deterministic), memories carry the new ids.
 Built on the store contract's ``entities``, ``get_all`` and ``list_memories`` only, so it reads the
 embedded store and Neo4j alike, without an LLM or an embedder. Embeddings are not exported (they
 belong to one embedder). The Cypher script is the one place where graphmem writes values into
-Cypher text; every literal comes from :mod:`graphmem.browser.literals`.
+Cypher text; every literal comes from :mod:`graphmem.schema.literals`.
 """
 
 from __future__ import annotations
@@ -24,11 +24,11 @@ from typing import Any
 
 import networkx as nx
 
-from graphmem.browser.literals import cypher_identifier, cypher_map
-from graphmem.browser.style import type_label
 from graphmem.config import MemoryConfig, Neo4jSettings
 from graphmem.errors import ConfigError, GraphMemError, InvalidInputError, NotFoundError
 from graphmem.factory import build_store
+from graphmem.schema.labels import type_label
+from graphmem.schema.literals import cypher_identifier, cypher_map
 from graphmem.schema.ontology import ATTRIBUTE_NAME, property_names
 from graphmem.schema.resources import load_cypher
 from graphmem.stores.base import GraphStore

@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from graphmem.browser.style import type_label
 from graphmem.schema.filters import Filter, scoped
+from graphmem.schema.labels import type_label
 from graphmem.schema.ontology import property_names, stored_attributes
 from graphmem.stores.base import EntityCandidate, GraphQuery
 from graphmem.stores.neo4j.conversation import message_rows
