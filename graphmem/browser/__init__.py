@@ -4,6 +4,8 @@ display labels the style colours by live below, in :mod:`graphmem.schema` (the s
 use them too); they are re-exported here.
 
 Exports (GraphML, JSON, Cypher scripts) live in :mod:`graphmem.lifecycle.export`.
+
+An interface: may import anything below it; nothing but cli imports it.
 """
 
 from typing import TYPE_CHECKING, Any

@@ -5,6 +5,9 @@
 - :class:`OpenAIEmbedder` - OpenAI or any OpenAI-compatible embeddings endpoint.
 
 Use :func:`create_embedder` to build one from a provider name and a config dict.
+
+May import only errors, types and schema. The builder lives apart from the base (factory.py):
+it imports every implementation, and each imports the base.
 """
 
 from graphmem.embeddings.base import Embedder

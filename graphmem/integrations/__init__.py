@@ -1,1 +1,4 @@
-"""Glue for agent frameworks (optional extras): langgraph.py for LangGraph."""
+"""Glue for agent frameworks (optional extras): langgraph.py for LangGraph.
+
+An interface: may import the facade and anything below it; nothing in graphmem imports it.
+"""

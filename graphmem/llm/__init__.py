@@ -2,6 +2,9 @@
 
 ``OpenAILLM`` is loaded on first access (it pulls in tenacity; the openai SDK itself only loads on
 the first request), so importing graphmem stays cheap.
+
+May import the foundation and stages (structured output reads the stages' tool schemas); never
+stores or anything above.
 """
 
 from typing import TYPE_CHECKING, Any

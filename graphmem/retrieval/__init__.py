@@ -1,4 +1,8 @@
-"""Hybrid retrieval: vector, BM25, name text and graph seeds fused by reciprocal rank."""
+"""Hybrid retrieval: vector, BM25, name text and graph seeds fused by reciprocal rank.
+
+Owns search: presets, candidate signals, fusion, reranking, time words. May import the
+foundation, the models (llm, stages, embeddings) and stores; never ingest, the facade or an interface.
+"""
 
 from graphmem.retrieval.presets import (
     BM25_ONLY,
