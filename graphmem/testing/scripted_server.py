@@ -477,7 +477,7 @@ class ScriptedLLMServer:
             return faulted
         return self._answer(tool, body)
 
-    def _faulted(self, tool: str | None, fault: _FaultEntry | None, body: dict) -> tuple[int, dict[str, str], bytes] | None:
+    def _faulted(self, tool: str | None, fault: _FaultEntry | None, body: dict[str, Any]) -> tuple[int, dict[str, str], bytes] | None:
         """The answer of an injected fault; None when the request is answered (after any timeout
         fault's or the latency's wait). Raises _Stopped when the server stops while waiting."""
         kind = fault.fault if fault is not None else None
@@ -506,7 +506,7 @@ class ScriptedLLMServer:
             raise _Stopped()
         return None
 
-    def _answer(self, tool: str | None, body: dict) -> tuple[int, dict[str, str], bytes]:
+    def _answer(self, tool: str | None, body: dict[str, Any]) -> tuple[int, dict[str, str], bytes]:
         """The scripted tool calls for every tool the request wants (a handler's failure: a 500)."""
         calls: list[tuple[str, str]] = []
         wanted = [*_tools_of(body)] or (self.profile.json_tools(body) if self.profile is not None else [])
