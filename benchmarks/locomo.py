@@ -52,6 +52,9 @@ ABLATIONS = {
     "hybrid_score": replace(HYBRID, name="hybrid_score", fusion="score"),
     "hybrid_no_session": replace(HYBRID, name="hybrid_no_session", session=0.0),
     "hybrid_score_no_session": replace(HYBRID, name="hybrid_score_no_session", fusion="score", session=0.0),
+    "hybrid_decompose": replace(HYBRID, name="hybrid_decompose", decompose=True),
+    "hybrid_mmr": replace(HYBRID, name="hybrid_mmr", diversity=0.3),
+    "hybrid_mmr_decompose": replace(HYBRID, name="hybrid_mmr_decompose", diversity=0.3, decompose=True),
 }
 
 

@@ -22,6 +22,7 @@ from collections import defaultdict
 from datetime import date, datetime
 from typing import Any
 
+from graphmem.retrieval.coverage import interleave, mmr, question_parts
 from graphmem.retrieval.fusion import fuse
 from graphmem.retrieval.presets import SearchPreset
 from graphmem.retrieval.rerank import Reranker, rerank
@@ -102,9 +103,30 @@ def _rank(
         item.score = own[item_id] + boost
     ranked = [m for m in pool.values() if (m.score or 0) > 0]
     ranked.sort(key=lambda m: (-(m.score or 0), -(m.created_at.timestamp() if m.created_at else 0.0)))
-    ranked = ranked[:limit]
+    ranked = _cover(ranked, list(scored.values()), own, query, preset, when, limit)[:limit]
     if preset.neighbours_as == "context":
         _attach(ranked, context, scored, own)
+    return ranked
+
+
+def _cover(
+    ranked: list[MemoryItem], items: list[MemoryItem], own: dict[str, float], query: str, preset: SearchPreset,
+    when: QueryTime | None, limit: int,
+) -> list[MemoryItem]:
+    """The ranking with a multi-part question's part rankings interleaved, then diversified (MMR);
+    unchanged when the preset asks for neither (retrieval.coverage)."""
+    parts = question_parts(query) if preset.decompose else []
+    if parts:
+        by_id = {m.id: m for m in ranked}
+        lists = [[m.id for m in ranked]]
+        for part in parts:
+            mine = _own_scores(items, part, preset, when, record=False)
+            lists.append(sorted(by_id, key=lambda i: -(mine[i] + (by_id[i].score or 0.0) - own[i])))
+        ranked = [by_id[i] for i in interleave(lists)]
+    if preset.diversity:
+        by_id = {m.id: m for m in ranked}
+        order = mmr([m.id for m in ranked], [m.score or 0.0 for m in ranked], [m.text for m in ranked], limit, preset.diversity)
+        ranked = [by_id[i] for i in order]
     return ranked
 
 
@@ -139,15 +161,18 @@ def session_support(pool: dict[str, MemoryItem], own: dict[str, float], head: in
     return out
 
 
-def _own_scores(items: list[MemoryItem], query: str, preset: SearchPreset, when: QueryTime | None) -> dict[str, float]:
-    """Each item's fused score on its own (vector, BM25 over text + date words, time); sets ``scores``."""
+def _own_scores(
+    items: list[MemoryItem], query: str, preset: SearchPreset, when: QueryTime | None, record: bool = True
+) -> dict[str, float]:
+    """Each item's fused score on its own (vector, BM25 over text + date words, time); sets ``scores``
+    unless ``record`` is False (a question part's scores are not the item's)."""
     with_dates = bool(preset.weights.get("time"))
     bm25 = BM25([f"{m.text} {time_words(m.times)}" if with_dates and m.times else m.text for m in items]).scores(query)
     signals = {"vector": [m.scores.get("vector", 0.0) for m in items], "bm25": bm25}
     if when:
         signals["time"] = [time_score(m, when) for m in items]
     fused = fuse(signals, preset.weights, preset.fusion, k=preset.rrf_k)
-    for i, m in enumerate(items):
+    for i, m in enumerate(items if record else ()):
         m.scores["bm25"] = bm25[i]
         if "time" in signals:
             m.scores["time"] = signals["time"][i]

@@ -39,6 +39,13 @@ class SearchPreset:
     #: each as a share of the best) was said in its session (same run, same day); 0: off
     session: float = 0.0
     neighbours_as: Literal["hits", "context"] = "hits"
+    #: memories only: maximal marginal relevance over the fused head (retrieval.coverage.mmr): each
+    #: next hit trades ``1 - diversity`` of its score for ``diversity`` x its word overlap with the
+    #: hits above it; 0: off
+    diversity: float = 0.0
+    #: memories only: a question with several parts (conjunctions, several names) re-scores BM25 per
+    #: part over the same candidates and interleaves the part rankings (retrieval.coverage)
+    decompose: bool = False
     #: memories only: with a reranker given to Memory (retrieval.rerank), how many of the fused best
     #: it re-orders (it reads each (question, text) pair: one model call per search)
     rerank_top: int = 20
@@ -66,6 +73,10 @@ class SearchPreset:
                 raise InvalidInputError(f"{where}: {name} must be an integer >= {low}, got {value!r}")
         if not _number(self.session) or self.session < 0:
             raise InvalidInputError(f"{where}: session must be a finite number >= 0, got {self.session!r}")
+        if not _number(self.diversity) or not 0.0 <= self.diversity <= 1.0:
+            raise InvalidInputError(f"{where}: diversity must be a number in [0, 1], got {self.diversity!r}")
+        if not isinstance(self.decompose, bool):
+            raise InvalidInputError(f"{where}: decompose must be True or False, got {self.decompose!r}")
         if not _number(self.context) or self.context < 0:
             raise InvalidInputError(f"{where}: context must be a finite number >= 0, got {self.context!r}")
         if self.neighbours_as not in ("hits", "context"):

@@ -1,0 +1,89 @@
+"""Coverage over redundancy: a multi-part question should get one hit per part in its top k.
+
+Two mechanisms, both arithmetic on the candidates already fetched (no store query, no model call):
+
+- ``question_parts``: a question split without an LLM, on a coordinated pair ("X and Y", "both X
+  and Y", "X or Y": one part with X, one with Y, each with the rest of the question) or, when it names several people or things, one part per name (the name plus the
+  question's other words). Each part re-scores BM25 over the same pool; the part rankings are
+  interleaved with the whole question's (``interleave``), so a part whose words are rare in the
+  pool is not outvoted by the part whose words fill many turns.
+- ``mmr``: maximal marginal relevance over the fused head. Each next pick maximises
+  (1 - diversity) x its score (as a share of the best) - diversity x its word overlap (Jaccard of
+  BM25 tokens) with what is already picked, so five near-copies of one turn give way to the turn
+  that answers the other half. Word overlap stands for the embeddings the stores do not return.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from graphmem.retrieval.text import tokenize
+
+#: "X and Y", "X or Y", "X, Y": two coordinated words; each part keeps the rest of the question
+_PAIR = re.compile(r"\b([\w'-]+),? (?:and|or|as well as|,) ([\w'-]+)\b", re.IGNORECASE)
+_BOTH = re.compile(r"\b(?:both|either)\b\s*", re.IGNORECASE)
+_NAME = re.compile(r"\b[A-Z][\w'-]*")
+#: capitalised words that open a question or a clause; not names
+_NOT_NAMES = frozenset("what when where who whom whose which why how did does do is are was were has have had can could "
+                       "would should will i the a an in on at".split())
+
+
+def question_parts(question: str) -> list[str]:
+    """The parts of a multi-part question (an empty list when it has one part).
+
+    Why: "What do Melanie and Caroline both like?" asks about two people; a turn about each is
+    evidence, and the whole question's BM25 favours whichever name fills more turns. A part must
+    keep a content word of its own ("rock and roll" splits into "rock" and "roll", harmless: the
+    whole question's ranking leads the interleaving).
+    """
+    text = _BOTH.sub("", question)
+    pair = _PAIR.search(text)
+    if pair and tokenize(pair.group(1)) and tokenize(pair.group(2)):
+        return [text[: pair.start()] + side + text[pair.end():] for side in (pair.group(1), pair.group(2))]
+    names = _names(question)
+    if len(names) < 2:
+        return []
+    rest = " ".join(t for t in re.findall(r"[\w'-]+", question) if t not in names)
+    return [f"{name} {rest}" for name in names]
+
+
+def _names(question: str) -> list[str]:
+    found = [m.group(0) for m in _NAME.finditer(question)]
+    return list(dict.fromkeys(n for n in found if n.casefold() not in _NOT_NAMES and not n.isupper() and tokenize(n)))
+
+
+def interleave(rankings: Sequence[Sequence[str]]) -> list[str]:
+    """Round-robin over the rankings (the whole question's first), each id once."""
+    out: list[str] = []
+    seen: set[str] = set()
+    for depth in range(max((len(r) for r in rankings), default=0)):
+        for ranking in rankings:
+            if depth < len(ranking) and ranking[depth] not in seen:
+                seen.add(ranking[depth])
+                out.append(ranking[depth])
+    return out
+
+
+def mmr(ids: Sequence[str], scores: Sequence[float], texts: Sequence[str], limit: int, diversity: float) -> list[str]:
+    """``ids`` (best first, with their ``scores``) re-ordered by maximal marginal relevance; the
+    first ``limit`` picks, then the rest in their order."""
+    best = max((s for s in scores), default=0.0)
+    if diversity <= 0 or best <= 0 or len(ids) < 2:
+        return list(ids)
+    words = [frozenset(tokenize(t)) for t in texts]
+    left = list(range(len(ids)))
+    picked: list[int] = []
+    closest = [0.0] * len(ids)
+    while left and len(picked) < limit:
+        i = max(left, key=lambda j: (1 - diversity) * scores[j] / best - diversity * closest[j])
+        picked.append(i)
+        left.remove(i)
+        for j in left:
+            closest[j] = max(closest[j], _jaccard(words[i], words[j]))
+    return [ids[i] for i in picked] + [ids[i] for i in left]
+
+
+def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    union = len(a | b)
+    return len(a & b) / union if union else 0.0
