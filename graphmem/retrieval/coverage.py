@@ -2,10 +2,11 @@
 
 Two mechanisms, both arithmetic on the candidates already fetched (no store query, no model call):
 
-- ``question_parts``: a question split without an LLM, on a coordinated pair ("X and Y", "both X
-  and Y", "X or Y": one part with X, one with Y, each with the rest of the question) or, when it names several people or things, one part per name (the name plus the
-  question's other words). Each part re-scores BM25 over the same pool; the part rankings are
-  interleaved with the whole question's (``interleave``), so a part whose words are rare in the
+- ``question_parts``: a question split without an LLM: on a coordinated pair ("X and Y", "both X
+  and Y", "X or Y": one part with X, one with Y, each with the rest of the question), else on
+  "and"/"or" between clauses, else, when it names several people or things, one part per name
+  (the name plus the question's other words). Each part re-scores BM25 over the same pool; the part rankings are
+  interleaved with the whole question's (``interleave``, which leads), so a part whose words are rare in the
   pool is not outvoted by the part whose words fill many turns.
 - ``mmr``: maximal marginal relevance over the fused head. Each next pick maximises
   (1 - diversity) x its score (as a share of the best) - diversity x its word overlap (Jaccard of
@@ -22,6 +23,7 @@ from graphmem.retrieval.text import tokenize
 
 #: "X and Y", "X or Y", "X, Y": two coordinated words; each part keeps the rest of the question
 _PAIR = re.compile(r"\b([\w'-]+),? (?:and|or|as well as|,) ([\w'-]+)\b", re.IGNORECASE)
+_CLAUSE = re.compile(r"\s+(?:and|or)\s+", re.IGNORECASE)
 _BOTH = re.compile(r"\b(?:both|either)\b\s*", re.IGNORECASE)
 _NAME = re.compile(r"\b[A-Z][\w'-]*")
 #: capitalised words that open a question or a clause; not names
@@ -38,9 +40,12 @@ def question_parts(question: str) -> list[str]:
     whole question's ranking leads the interleaving).
     """
     text = _BOTH.sub("", question)
-    pair = _PAIR.search(text)
-    if pair and tokenize(pair.group(1)) and tokenize(pair.group(2)):
-        return [text[: pair.start()] + side + text[pair.end():] for side in (pair.group(1), pair.group(2))]
+    for pair in _PAIR.finditer(text):
+        if tokenize(pair.group(1)) and tokenize(pair.group(2)):
+            return [text[: pair.start()] + side + text[pair.end():] for side in (pair.group(1), pair.group(2))]
+    clauses = [c for c in _CLAUSE.split(text) if tokenize(c)]
+    if len(clauses) > 1:
+        return clauses
     names = _names(question)
     if len(names) < 2:
         return []
@@ -54,15 +59,22 @@ def _names(question: str) -> list[str]:
 
 
 def interleave(rankings: Sequence[Sequence[str]]) -> list[str]:
-    """Round-robin over the rankings (the whole question's first), each id once."""
+    """Round-robin over the rankings (the whole question's first): each round, each ranking gives
+    its best id not taken yet, so every part places its best hit as early as the parts allow."""
     out: list[str] = []
     seen: set[str] = set()
-    for depth in range(max((len(r) for r in rankings), default=0)):
-        for ranking in rankings:
-            if depth < len(ranking) and ranking[depth] not in seen:
-                seen.add(ranking[depth])
-                out.append(ranking[depth])
-    return out
+    cursors = [0] * len(rankings)
+    while True:
+        added = False
+        for n, ranking in enumerate(rankings):
+            while cursors[n] < len(ranking) and ranking[cursors[n]] in seen:
+                cursors[n] += 1
+            if cursors[n] < len(ranking):
+                seen.add(ranking[cursors[n]])
+                out.append(ranking[cursors[n]])
+                added = True
+        if not added:
+            return out
 
 
 def mmr(ids: Sequence[str], scores: Sequence[float], texts: Sequence[str], limit: int, diversity: float) -> list[str]:
