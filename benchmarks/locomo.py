@@ -43,18 +43,20 @@ from graphmem.testing import ScriptedLLMServer
 MAIN_CATEGORIES = (1, 2, 3, 4)
 LATENCY_K = 10
 #: ``hybrid`` with one mechanism of issue 14 or 24 or more taken out, to measure what each buys
-#: (``hybrid_score``: fixed fusion weights; ``*_no_session``: no session support)
+#: (``hybrid_score``: fixed fusion weights; ``*_no_session``: no session support; the issue-14/24 round's
+#: ablations are without MMR, as measured then; ``hybrid_no_mmr``: the default without MMR;
+#: ``*decompose``: with question decomposition, retrieval.coverage)
 ABLATIONS = {
     "hybrid_plain": SearchPreset("hybrid_plain", {k: v for k, v in HYBRID.weights.items() if k != "time"}),
     "hybrid_neighbours": SearchPreset("hybrid_neighbours", {k: v for k, v in HYBRID.weights.items() if k != "time"},
                                       context=HYBRID.context, neighbours=HYBRID.neighbours),
     "hybrid_time": SearchPreset("hybrid_time", HYBRID.weights),
-    "hybrid_score": replace(HYBRID, name="hybrid_score", fusion="score"),
-    "hybrid_no_session": replace(HYBRID, name="hybrid_no_session", session=0.0),
-    "hybrid_score_no_session": replace(HYBRID, name="hybrid_score_no_session", fusion="score", session=0.0),
+    "hybrid_score": replace(HYBRID, name="hybrid_score", fusion="score", diversity=0.0),
+    "hybrid_no_session": replace(HYBRID, name="hybrid_no_session", session=0.0, diversity=0.0),
+    "hybrid_score_no_session": replace(HYBRID, name="hybrid_score_no_session", fusion="score", session=0.0, diversity=0.0),
+    "hybrid_no_mmr": replace(HYBRID, name="hybrid_no_mmr", diversity=0.0),
     "hybrid_decompose": replace(HYBRID, name="hybrid_decompose", decompose=True),
-    "hybrid_mmr": replace(HYBRID, name="hybrid_mmr", diversity=0.3),
-    "hybrid_mmr_decompose": replace(HYBRID, name="hybrid_mmr_decompose", diversity=0.3, decompose=True),
+    "hybrid_no_mmr_decompose": replace(HYBRID, name="hybrid_no_mmr_decompose", diversity=0.0, decompose=True),
 }
 
 

@@ -58,7 +58,7 @@ def test_coverage_settings_are_checked():
         SearchPreset("mine", {"vector": 1.0}, diversity=1.5)
     with pytest.raises(InvalidInputError, match="decompose"):
         SearchPreset("mine", {"vector": 1.0}, decompose="yes")  # type: ignore[arg-type]
-    assert HYBRID.diversity == 0.0 and HYBRID.decompose is False  # off by default (docs/retrieval.md)
+    assert HYBRID.diversity == 0.3 and HYBRID.decompose is False  # MMR on by default, decomposition off (docs/retrieval.md)
 
 
 LINES = [
