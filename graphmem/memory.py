@@ -18,8 +18,8 @@ from graphmem.config import MemoryConfig
 from graphmem.embeddings import Embedder
 from graphmem.errors import ClosedError, ConfigError, InvalidInputError, NotFoundError
 from graphmem.factory import build_embedder, build_llm, build_store
-from graphmem.ingest import AddOutcome, AddPipeline, checks
-from graphmem.ingest.add import log_messages
+from graphmem.ingest import checks
+from graphmem.ingest.add import AddOutcome, AddPipeline, log_messages
 from graphmem.ingest.bulk import BulkAdder, ProgressCallback
 from graphmem.ingest.context import Summarizer
 from graphmem.ingest.messages import for_extraction, parse_messages, verbatim_messages

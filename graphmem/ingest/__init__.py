@@ -5,8 +5,7 @@ llm, embeddings, schema and lifecycle.history; never the facade or an interface.
 
 May import the foundation, the models, stores, retrieval and lifecycle; the facade only to
 build a Memory for ``graphmem import`` (importer.run). Never an interface.
+
+The package imports none of its modules itself: ``graphmem --help`` and the import command's
+parser must not load the pipeline (numpy, pydantic) just by naming ``graphmem.ingest.importer``.
 """
-
-from graphmem.ingest.add import AddOutcome, AddPipeline
-
-__all__ = ["AddOutcome", "AddPipeline"]

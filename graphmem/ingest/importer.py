@@ -24,10 +24,12 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graphmem.errors import InvalidInputError
-from graphmem.ingest.bulk import BadItem, BulkProgress
+
+if TYPE_CHECKING:  # the bulk lane loads the pipeline's dependencies; `graphmem --help` builds this parser without it
+    from graphmem.ingest.bulk import BadItem, BulkProgress
 
 FORMATS = ("auto", "jsonl", "locomo")
 
@@ -69,6 +71,8 @@ def read_items(path: Path, fmt: str = "auto", user_id: str | None = None) -> tup
 
 
 def jsonl_items(lines: list[str]) -> Iterator[Any]:
+    from graphmem.ingest.bulk import BadItem
+
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue

@@ -74,7 +74,7 @@ def _graph(doc: dict[str, Any]) -> ScopeGraph:
 
 def load_graph(memory: Memory, graph: ScopeGraph) -> dict[str, int]:
     """Write ``graph`` into ``memory``'s store as one add; returns what was loaded."""
-    from graphmem.ingest import AddOutcome
+    from graphmem.ingest.add import AddOutcome
 
     scope = graph.scope
     if memory.store.entities(scope) or memory.store.list_memories(scope, limit=1):
