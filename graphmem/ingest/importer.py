@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from graphmem.errors import InvalidInputError
 
 if TYPE_CHECKING:  # the bulk lane loads the pipeline's dependencies; `graphmem --help` builds this parser without it
-    from graphmem.ingest.bulk import BadItem, BulkProgress
+    from graphmem.ingest.bulk import BulkProgress
 
 FORMATS = ("auto", "jsonl", "locomo")
 

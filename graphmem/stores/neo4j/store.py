@@ -561,10 +561,17 @@ class Neo4jStore(GraphStore):
 
     def close(self) -> None:
         if self._warmer is not None:
+            # the warmer's statement in flight uses a pooled connection: closing the driver under it made
+            # the driver raise BufferError (a connection written by two threads); let it finish first
             self._warmer.stopping.set()
+            self._warmer.thread.join(timeout=WARM_CLOSE_WAIT)
         if self._owns_driver:
             with translated(self.url):
                 self._driver.close()
+
+
+#: seconds close() waits for the statement the plan warmer is running (one statement, planned once)
+WARM_CLOSE_WAIT = 30.0
 
 
 def _open_driver(url: str, username: str | None, password: str | None, fetch_size: int,
