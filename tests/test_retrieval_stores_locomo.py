@@ -76,7 +76,9 @@ def test_both_stores_return_the_same_top_10_on_a_locomo_conversation(both, conve
     # measured on a server holding only this conversation: vector and bm25 1.0, hybrid 0.98; in the
     # full suite (other data on the server) bm25 0.91, hybrid 1.0. Lucene's term statistics cover
     # the whole database, so other data moves BM25-only text hits near their cut; the default
-    # (hybrid) keeps its top-10 and its recall.
+    # (hybrid) keeps its top-10 and its recall. With MMR on by default a moved text hit can also
+    # reorder the head: measured 0.933 (3 of 45 sets differ) on a server holding other tests' data,
+    # recall equal; the bound allows 4 of 45 and one question's evidence (1/45 = 0.022) of recall.
     assert rate["vector"] == 1.0
-    assert rate["hybrid"] >= 0.95 and abs(mean["hybrid"][0] - mean["hybrid"][1]) <= 0.01, (rate, mean)
+    assert rate["hybrid"] >= 0.9 and abs(mean["hybrid"][0] - mean["hybrid"][1]) <= 0.025, (rate, mean)
     assert rate["bm25"] >= 0.85 and abs(mean["bm25"][0] - mean["bm25"][1]) <= 0.05, (rate, mean)
