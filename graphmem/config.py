@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -101,7 +102,7 @@ class EmbedderConfig(_Model):
     config: dict[str, Any] = Field(default_factory=dict)
     embedding_dims: int | None = Field(None, ge=1)  # mem0's key for a model whose size is fixed: checked at start
 
-    def __repr_args__(self):  # api keys may sit in config
+    def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:  # api keys may sit in config
         for key, value in super().__repr_args__():
             yield key, ({k: ("**********" if "key" in k else v) for k, v in value.items()} if key == "config" else value)
 
@@ -133,7 +134,7 @@ class GraphStoreConfig(_Model):
         except ValidationError as exc:
             raise ConfigError(f"graph_store.config for {self.provider}: {_errors(exc)}") from exc
 
-    def __repr_args__(self):
+    def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:  # the password may sit in config
         for key, value in super().__repr_args__():
             yield key, ({k: ("**********" if k == "password" else v) for k, v in value.items()} if key == "config" else value)
 

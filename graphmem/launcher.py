@@ -37,6 +37,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from graphmem.errors import LauncherError
 
@@ -157,7 +158,7 @@ def _os_errors(action: str) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _file_lock(path: Path, timeout: float):
+def _file_lock(path: Path, timeout: float) -> Iterator[None]:
     """Exclusive inter-process lock (flock), so concurrent starts/builds (parallel test runs,
     pytest-xdist workers) do not race: the second caller waits, then finds Neo4j running."""
     try:
@@ -256,7 +257,7 @@ class Neo4jLauncher:
         self._java_home: Path | None = None
         self.heap = heap or os.environ.get("GRAPHMEM_NEO4J_HEAP", "2g")
         self.pagecache = pagecache or os.environ.get("GRAPHMEM_NEO4J_PAGECACHE", "512m")
-        self._proc: subprocess.Popen | None = None
+        self._proc: subprocess.Popen[bytes] | None = None
 
     # -- addresses -------------------------------------------------------------------------
     @property
@@ -375,7 +376,7 @@ class Neo4jLauncher:
         ]
         if os.environ.get("GRAPHMEM_NEO4J_SKIP_SELFCHECK") == "1":
             cmd.append("--skip-selfcheck")  # saves ~3 s of start-up
-        detach: dict = {"start_new_session": True} if os.name != "nt" else {
+        detach: dict[str, Any] = {"start_new_session": True} if os.name != "nt" else {
             "creationflags": getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0) | getattr(subprocess, "DETACHED_PROCESS", 0)}
         with open(self.log_file, "w") as log:
             log.write(f"# {' '.join(cmd)}\n")

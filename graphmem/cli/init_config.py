@@ -76,7 +76,7 @@ def render(profile: str, data_dir: Path, model_dir: Path | None = None, llm_base
     return "\n".join(lines) + "\n"
 
 
-def _offline(model_dir: Path | None, llm_base_url: str | None) -> tuple[dict, dict, dict[str, list[str]]]:
+def _offline(model_dir: Path | None, llm_base_url: str | None) -> tuple[dict[str, Any], dict[str, Any], dict[str, list[str]]]:
     llm = {"provider": "openai_compatible", "config": {"base_url": llm_base_url or FAKE_LLM_URL, "model": "graphmem-fake"}}
     embedder = {"provider": "onnx", "config": {"model_dir": str(model_dir)} if model_dir else {"model": DEFAULT_MODEL}}
     return llm, embedder, {
@@ -88,7 +88,7 @@ def _offline(model_dir: Path | None, llm_base_url: str | None) -> tuple[dict, di
     }
 
 
-def _openai(model_dir: Path | None, llm_base_url: str | None) -> tuple[dict, dict, dict[str, list[str]]]:
+def _openai(model_dir: Path | None, llm_base_url: str | None) -> tuple[dict[str, Any], dict[str, Any], dict[str, list[str]]]:
     llm: dict[str, Any] = {"provider": "openai", "config": {"model": "gpt-4.1-mini"}}
     if llm_base_url:
         llm["config"]["base_url"] = llm_base_url
@@ -99,7 +99,7 @@ def _openai(model_dir: Path | None, llm_base_url: str | None) -> tuple[dict, dic
     }
 
 
-def _ollama(model_dir: Path | None, llm_base_url: str | None) -> tuple[dict, dict, dict[str, list[str]]]:
+def _ollama(model_dir: Path | None, llm_base_url: str | None) -> tuple[dict[str, Any], dict[str, Any], dict[str, list[str]]]:
     url = llm_base_url or "http://localhost:11434/v1"
     return {"provider": "ollama", "config": {"model": "llama3.1", "base_url": url}}, \
         {"provider": "openai", "config": {"base_url": url, "model": "nomic-embed-text", "dims": 768}}, {

@@ -48,13 +48,13 @@ class Summarizer:
         self.every = every
         self.keep_messages = keep_messages
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="graphmem-summary")
-        self._pending: dict[str, Future] = {}
+        self._pending: dict[str, Future[str | None]] = {}
         self._lock = threading.Lock()
 
     def is_due(self, conversation: Conversation, adds_now: int = 1) -> bool:
         return self.every > 0 and conversation.adds_since_summary + adds_now >= self.every
 
-    def schedule(self, scope: Scope) -> Future:
+    def schedule(self, scope: Scope) -> Future[str | None]:
         with self._lock:
             pending = self._pending.get(scope.key)
             if pending is not None and not pending.done():

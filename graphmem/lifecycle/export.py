@@ -180,7 +180,7 @@ def _present(values: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in values.items() if v is not None}
 
 
-def to_networkx(graph: ScopeGraph) -> nx.MultiDiGraph:
+def to_networkx(graph: ScopeGraph) -> nx.MultiDiGraph[str]:
     """Nodes keyed by entity id, edges keyed by relation id; ``label`` attributes for Gephi."""
     g: nx.MultiDiGraph[str] = nx.MultiDiGraph(**_present({**graph.scope.properties(), "scope": graph.scope.key}))
     for e in graph.entities:

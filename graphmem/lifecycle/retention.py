@@ -17,13 +17,13 @@ import logging
 import threading
 import time
 from datetime import date, datetime, timedelta, timezone
-from typing import Any
+from typing import Any, cast
 
 from graphmem.config import RetentionConfig
 from graphmem.errors import GraphMemError, InvalidInputError
 from graphmem.lifecycle.history import History
 from graphmem.stores.base import GraphStore
-from graphmem.stores.lifecycle import Erased, name_pattern
+from graphmem.stores.lifecycle import Erased, ErasingStore, name_pattern
 from graphmem.types import GraphWrite, Scope, canonical_name, display_name, parse_time, utcnow
 
 log = logging.getLogger(__name__)
@@ -53,6 +53,7 @@ class Retention:
     def __init__(self, config: RetentionConfig, store: GraphStore, history: History) -> None:
         self.config = config
         self.store = store
+        self._erasing = cast(ErasingStore, store)  # both shipped stores have stores/lifecycle.py's methods
         self.history = history
         self._last_purge = time.monotonic()
         self._lock = threading.Lock()
@@ -97,7 +98,7 @@ class Retention:
         return {"memories": total.memories, "messages": total.messages}
 
     def _purge_batch(self, now: datetime) -> Erased:
-        erased = self.store.purge_expired(now, self.config.purge_batch)  # type: ignore[attr-defined]
+        erased = self._erasing.purge_expired(now, self.config.purge_batch)
         if erased.memory_ids:
             self.history.erase_memories(erased.memory_ids, "EXPIRE")
         return erased
@@ -105,7 +106,7 @@ class Retention:
     # --- erasure ------------------------------------------------------------------------------
 
     def forget(self, scope: Scope) -> dict[str, int]:
-        erased: Erased = self.store.forget_scope(scope)  # type: ignore[attr-defined]
+        erased = self._erasing.forget_scope(scope)
         removed = self.history.erase_scope(scope, "FORGET")
         return _report(erased, removed)
 
@@ -115,7 +116,7 @@ class Retention:
         if not key:
             raise InvalidInputError("forget_entity needs a non-empty entity name")
         pattern = name_pattern(shown)
-        erased: Erased = self.store.forget_entity(scope, key, pattern)  # type: ignore[attr-defined]
+        erased = self._erasing.forget_entity(scope, key, pattern)
         removed = 0
         if erased.memory_ids:
             removed += self.history.erase_memories(erased.memory_ids, "FORGET_ENTITY")

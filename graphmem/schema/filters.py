@@ -260,7 +260,8 @@ def _compare(op: str, have: Any, want: Any) -> bool:
         return bool(have == want)
     if _kind(have) == "bool":
         return False
-    return {"gt": have > want, "gte": have >= want, "lt": have < want, "lte": have <= want}[op]
+    ordered: dict[str, bool] = {"gt": have > want, "gte": have >= want, "lt": have < want, "lte": have <= want}
+    return ordered[op]
 
 
 def _holds(cond: Cond, have: Any) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from graphmem.llm.base import LLM, ToolSpec
 from graphmem.stages.base import PromptTemplate
@@ -45,7 +46,7 @@ class FactExtractionStage:
         return parse_facts(self.llm.call_tool(self.name, chat, FACTS_TOOL))
 
 
-def parse_facts(calls: list[dict]) -> tuple[list[str], int]:
+def parse_facts(calls: list[dict[str, Any]]) -> tuple[list[str], int]:
     """Distinct, cleaned, capped facts of the model's ``extract_facts`` calls, and the unusable count."""
     facts: list[str] = []
     seen: set[str] = set()

@@ -170,7 +170,7 @@ class GraphExtractionStage:
         return self.parse(result, self_name, lambda out: self._ask_relations(out, messages, values, reference_time, context))
 
     def parse(
-        self, result: ToolCallResult, self_name: str, follow_up: Callable[[GraphExtraction], list[dict]] | None = None
+        self, result: ToolCallResult, self_name: str, follow_up: Callable[[GraphExtraction], list[dict[str, Any]]] | None = None
     ) -> GraphExtraction:
         """The entities and relations of an answer (validated, capped, ontology applied). ``follow_up``
         asks for the relations when the answer named entities but never called the relations tool
@@ -201,7 +201,7 @@ class GraphExtractionStage:
                 out.entities.pop(self_key)
         return out
 
-    def _ask_relations(self, out: GraphExtraction, messages: list[Message], values: dict, reference_time: datetime, context: str) -> list[dict]:
+    def _ask_relations(self, out: GraphExtraction, messages: list[Message], values: dict[str, Any], reference_time: datetime, context: str) -> list[dict[str, Any]]:
         listing = "\n".join(f"- {e.name} ({e.entity_type})" for e in out.entities.values())
         system = self.relations_template.render(entities=listing, **values)
         chat = [{"role": "system", "content": system}, {"role": "user", "content": user_prompt(messages, reference_time, context)}]

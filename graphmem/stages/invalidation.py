@@ -8,6 +8,7 @@ One call with a list or several calls with one triple each are both accepted.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -87,7 +88,7 @@ class InvalidationStage:
         return retire(self.llm.call_tool(self.name, chat, INVALIDATION_TOOL), existing, new, self_name)
 
 
-def retire(calls: list[dict], existing: list[Relation], new: list[ExtractedRelation], self_name: str = "") -> tuple[list[Relation], int]:
+def retire(calls: list[dict[str, Any]], existing: list[Relation], new: list[ExtractedRelation], self_name: str = "") -> tuple[list[Relation], int]:
     """The relations of ``existing`` that the model's ``delete_graph_memory`` calls name (matched by
     canonical triple, a self-reference as the user ``self_name``; never one the same messages assert
     again), and how many items were unusable."""

@@ -11,7 +11,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
@@ -114,7 +114,7 @@ def memory_listing(existing: list[MemoryItem], stale: Mapping[str, list[Relation
     return shown, listing
 
 
-def decide(calls: list[dict], shown: Mapping[str, MemoryItem], self_name: str = "") -> tuple[list[Decision], int]:
+def decide(calls: list[dict[str, Any]], shown: Mapping[str, MemoryItem], self_name: str = "") -> tuple[list[Decision], int]:
     """The model's ``update_memory`` calls as decisions about the ``shown`` memories, and how many
     items were unusable (ids it was not shown, second decisions on one memory, malformed items).
     ``self_name``: the user's name, for the placeholder USER_ID in texts."""

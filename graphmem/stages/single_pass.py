@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from graphmem.llm.base import LLM
 from graphmem.stages.base import PromptTemplate
@@ -28,8 +29,8 @@ class SinglePassAnswer:
     extraction: GraphExtraction
     facts: list[str] = field(default_factory=list)
     dropped_facts: int = 0
-    retire_calls: list[dict] = field(default_factory=list)
-    update_calls: list[dict] | None = None  # None: the model did not call update_memory at all
+    retire_calls: list[dict[str, Any]] = field(default_factory=list)
+    update_calls: list[dict[str, Any]] | None = None  # None: the model did not call update_memory at all
 
 
 class SinglePassStage:

@@ -24,8 +24,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Protocol
 
-from graphmem.types import utcnow
+from graphmem.types import Scope, utcnow
 
 
 @dataclass
@@ -44,6 +45,17 @@ class Erased:
     @property
     def memories(self) -> int:
         return len(self.memory_ids)
+
+
+class ErasingStore(Protocol):
+    """The methods above, which both stores implement beside the GraphStore contract (a store
+    without them can serve memories but not retention or erasure)."""
+
+    def purge_expired(self, now: datetime, batch: int) -> Erased: ...
+
+    def forget_scope(self, scope: Scope) -> Erased: ...
+
+    def forget_entity(self, scope: Scope, canonical: str, pattern: str) -> Erased: ...
 
 
 def is_expired(expires_at: datetime | None, now: datetime | None = None) -> bool:

@@ -31,10 +31,10 @@ OLD_FACT = {"Lives in Denver": "Lives in Boston"}  # new fact -> the memory it e
 USER_PREFIX = "conf-"
 
 
-def conversation_handler(turn: dict[str, int]) -> Callable[[str | None, dict], dict | None]:
+def conversation_handler(turn: dict[str, int]) -> Callable[[str | None, dict[str, Any]], dict[str, Any] | None]:
     """Answers every stage of the current turn (``turn["n"]``)."""
 
-    def handle(tool: str | None, body: dict) -> dict | None:
+    def handle(tool: str | None, body: dict[str, Any]) -> dict[str, Any] | None:
         _, relations, facts = TURNS[turn["n"]]
         if tool == "extract_entities":
             return {"entities": [{"entity": d, "entity_type": "thing"} for _, _, d in relations]}
@@ -52,7 +52,7 @@ def conversation_handler(turn: dict[str, int]) -> Callable[[str | None, dict], d
     return handle
 
 
-def _decisions(body: dict, facts: list[str]) -> list[dict]:
+def _decisions(body: dict[str, Any], facts: list[str]) -> list[dict[str, Any]]:
     """ADD each fact, DELETE the listed memory it ends. The listing is read from the last user turn
     in either mode (staged: before "New facts:"; single_pass: before "Newest messages:")."""
     user = body["messages"][-1]["content"]

@@ -38,7 +38,7 @@ from typing import Any
 from graphmem.testing.scripted_server import Fault, RecordedRequest, Reply, ScriptedLLMServer
 
 #: ``fn(tool, newest_text, request_body) -> reply | None``; a reply is the tool's arguments (a dict).
-Rule = Callable[[str, str, dict], Reply | None]
+Rule = Callable[[str, str, dict[str, Any]], Reply | None]
 Triple = tuple[str, str, str]
 
 _NEWEST = "Newest messages:"
@@ -57,7 +57,7 @@ class FakeModel:
         self.server.embedding_dims = dims
         self.echo = echo
         self._rules: list[Rule] = []
-        self._scripts: list[tuple[str, dict[str, Any]]] = []
+        self._scripts: list[tuple[str, dict[str, Reply]]] = []
         self.server.set_handler(self._answer)
 
     # -- lifecycle ------------------------------------------------------------------------------
@@ -110,7 +110,7 @@ class FakeModel:
         """Answer every add whose newest messages contain ``text``: these ``facts`` (None: echo),
         ``entities`` as (name, type), ``relations`` as (source, relationship, destination[, valid_at]),
         ``retire``: existing relations the message contradicts (source, relationship, destination)."""
-        replies: dict[str, Any] = {
+        replies: dict[str, Reply] = {
             "extract_entities": {"entities": [{"entity": n, "entity_type": t} for n, t in entities]},
             "establish_relationships": {"relations": [_relation(r) for r in relations]},
             "delete_graph_memory": {"relations": [{"source": s, "relationship": r, "destination": d} for s, r, d in retire]},
@@ -171,7 +171,7 @@ class FakeModel:
 
     # -- answering ------------------------------------------------------------------------------
 
-    def _answer(self, tool: str | None, body: dict) -> Reply | None:
+    def _answer(self, tool: str | None, body: dict[str, Any]) -> Reply | None:
         if tool is None:
             return None
         prompt = _last_content(body)
@@ -198,7 +198,7 @@ def _relation(r: tuple[str, ...]) -> dict[str, Any]:
     return out
 
 
-def _last_content(body: dict) -> str:
+def _last_content(body: dict[str, Any]) -> str:
     messages = body.get("messages") or [{}]
     content = messages[-1].get("content", "") if isinstance(messages[-1], dict) else ""
     return content if isinstance(content, str) else json.dumps(content)

@@ -307,4 +307,5 @@ def normalise(rows: np.ndarray) -> np.ndarray:
     """L2-normalise rows defensively; a zero row stays zero (similar to nothing)."""
     rows = np.asarray(rows, dtype=np.float64)
     norms = np.linalg.norm(rows, axis=1, keepdims=True)
-    return np.divide(rows, norms, out=np.zeros_like(rows), where=norms > 0)
+    unit: np.ndarray = np.divide(rows, norms, out=np.zeros_like(rows), where=norms > 0)
+    return unit

@@ -83,7 +83,8 @@ class MemoryIndex:
 
     def cosines(self, queries: np.ndarray) -> np.ndarray:
         """Cosine of every memory (columns) to every unit query row."""
-        return queries @ self.matrix.T
+        cosines: np.ndarray = queries @ self.matrix.T
+        return cosines
 
     def bm25(self, text: str) -> np.ndarray:
         """BM25 of every memory for the query's distinct tokens (0 where nothing matches)."""
