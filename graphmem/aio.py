@@ -16,9 +16,9 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from graphmem.config import MemoryConfig
 from graphmem.memory import Memory
@@ -27,6 +27,16 @@ __all__ = ["AsyncMemory", "public_methods"]
 
 #: Memory members that are not wrapped one to one: constructors and the sync context protocol.
 _NOT_WRAPPED = frozenset({"from_config"})
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+if TYPE_CHECKING:
+
+    def _mirror(
+        method: Callable[Concatenate[Memory, _P], _R],
+    ) -> Callable[Concatenate[AsyncMemory, _P], Coroutine[Any, Any, _R]]:
+        """For type checkers only: the coroutine generated below has the method's arguments and result."""
 
 
 def public_methods(cls: type) -> list[str]:
@@ -79,9 +89,29 @@ class AsyncMemory:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()  # generated below
 
-    if TYPE_CHECKING:  # the generated coroutines, for type checkers
+    if TYPE_CHECKING:  # the coroutines generated below, typed from Memory's own signatures
 
-        def __getattr__(self, name: str) -> Callable[..., Awaitable[Any]]: ...
+        add = _mirror(Memory.add)
+        add_many = _mirror(Memory.add_many)
+        close = _mirror(Memory.close)
+        delete = _mirror(Memory.delete)
+        delete_all = _mirror(Memory.delete_all)
+        flush = _mirror(Memory.flush)
+        forget = _mirror(Memory.forget)
+        forget_entity = _mirror(Memory.forget_entity)
+        get = _mirror(Memory.get)
+        get_all = _mirror(Memory.get_all)
+        get_summary = _mirror(Memory.get_summary)
+        history = _mirror(Memory.history)
+        purge_expired = _mirror(Memory.purge_expired)
+        reset = _mirror(Memory.reset)
+        search = _mirror(Memory.search)
+        summarize = _mirror(Memory.summarize)
+        timeline = _mirror(Memory.timeline)
+        update = _mirror(Memory.update)
+        usage = _mirror(Memory.usage)
+
+        def __getattr__(self, name: str) -> Callable[..., Awaitable[Any]]: ...  # a method added to Memory later
 
 
 def _coroutine(name: str, method: Callable[..., Any]) -> Callable[..., Awaitable[Any]]:

@@ -63,11 +63,11 @@ STORIES: dict[str, list[tuple[str, dict[str, Any]]]] = {
 }
 
 
-def story_handler(stories: dict[str, list[tuple[str, dict[str, Any]]]] = STORIES) -> Callable[[str | None, dict], Any]:
+def story_handler(stories: dict[str, list[tuple[str, dict[str, Any]]]] = STORIES) -> Callable[[str | None, dict[str, Any]], Any]:
     """A ScriptedLLMServer handler answering each tool from the story message in the request."""
     table = {text: replies for story in stories.values() for text, replies in story}
 
-    def handle(tool: str | None, body: dict) -> Any:
+    def handle(tool: str | None, body: dict[str, Any]) -> Any:
         prompt = str((body.get("messages") or [{}])[-1].get("content", ""))
         if tool == "summarize":
             return {"summary": "The user (Desmond) has a sister, Jesica, who has a dog; the user talked about badminton."}
@@ -90,7 +90,9 @@ def story_handler(stories: dict[str, list[tuple[str, dict[str, Any]]]] = STORIES
 
 def stories_for(user_id: str) -> dict[str, list[tuple[str, dict[str, Any]]]]:
     """The stories with the scripted answers naming ``user_id`` instead of U."""
-    return json.loads(json.dumps(STORIES).replace(json.dumps(U)[1:-1], json.dumps(user_id)[1:-1]))
+    renamed: dict[str, list[tuple[str, dict[str, Any]]]] = json.loads(
+        json.dumps(STORIES).replace(json.dumps(U)[1:-1], json.dumps(user_id)[1:-1]))
+    return renamed
 
 
 def _real_llm_configured() -> bool:

@@ -30,7 +30,7 @@ def normalise_rows(matrix: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     zero = norms[:, 0] == 0.0
     norms[zero] = 1.0
-    out = matrix / norms
+    out: np.ndarray = matrix / norms
     if zero.any():
         out[zero] = 0.0
         out[zero, 0] = 1.0
@@ -109,7 +109,8 @@ class Embedder(ABC):
             )
         if not np.isfinite(matrix).all():
             raise EmbeddingError(f"{self.name}: embedder returned NaN or infinite values")
-        return normalise_rows(matrix).tolist()
+        vectors: list[list[float]] = normalise_rows(matrix).tolist()
+        return vectors
 
     def embed_one(self, text: str) -> list[float]:
         """Embed a single text (one counted call)."""

@@ -7,6 +7,7 @@ each implementation imports the base: a builder inside the base would make a cir
 from __future__ import annotations
 
 import inspect
+from typing import Any
 
 from graphmem.embeddings.base import Embedder
 from graphmem.errors import ConfigError
@@ -14,7 +15,7 @@ from graphmem.errors import ConfigError
 PROVIDERS = ("hashing", "onnx", "openai")
 
 
-def create_embedder(provider: str, config: dict | None = None) -> Embedder:
+def create_embedder(provider: str, config: dict[str, Any] | None = None) -> Embedder:
     """Build an embedder by provider name; ``config`` holds the constructor's keyword arguments.
 
     ``"hashing"`` -> HashingEmbedder(dims=256); ``"onnx"`` -> OnnxEmbedder(model_dir=..., ...);

@@ -67,4 +67,5 @@ class HashingEmbedder(Embedder):
         return vec
 
     def _embed(self, texts: list[str]) -> list[list[float]]:
-        return np.stack([self._vector(t) for t in texts]).tolist()
+        vectors: list[list[float]] = np.stack([self._vector(t) for t in texts]).tolist()
+        return vectors

@@ -240,15 +240,18 @@ class OnnxEmbedder(Embedder):
             raise EmbeddingError(f"{self.name}: unexpected model output shape {hidden.shape}")
         weights = mask.astype(np.float32)[:, :, None]
         if self.pooling == "cls":
-            return hidden[:, 0, :]
+            cls: np.ndarray = hidden[:, 0, :]
+            return cls
         if self.pooling == "max":
             masked = np.where(weights > 0, hidden, -np.inf)
-            return masked.max(axis=1)
-        summed = (hidden * weights).sum(axis=1)
-        counts = np.clip(weights.sum(axis=1), 1e-9, None)
+            peak: np.ndarray = masked.max(axis=1)
+            return peak
+        summed: np.ndarray = (hidden * weights).sum(axis=1)
+        counts: np.ndarray = np.clip(weights.sum(axis=1), 1e-9, None)
         if self.pooling == "mean_sqrt_len":
-            return summed / np.sqrt(counts)
-        return summed / counts
+            counts = np.sqrt(counts)
+        mean: np.ndarray = summed / counts
+        return mean
 
     def _embed(self, texts: list[str]) -> np.ndarray:  # type: ignore[override]
         # Sort by length so each batch pads to similar lengths; restore the order afterwards.

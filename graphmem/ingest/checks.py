@@ -38,7 +38,7 @@ def checked_metadata(metadata: Any) -> dict[str, Any]:
     try:
         text = json.dumps(metadata, allow_nan=False, ensure_ascii=False)
         text.encode("utf-8")  # a lone surrogate cannot be stored as text by either store
-        checked = json.loads(text)
+        checked: dict[str, Any] = json.loads(text)  # a JSON object: the text is a dump of a dict
     except UnicodeEncodeError as exc:
         raise InvalidInputError("metadata holds a lone surrogate character (not valid Unicode text)") from exc
     except (TypeError, ValueError) as exc:

@@ -17,9 +17,10 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from graphmem.errors import ConfigError
 
@@ -97,7 +98,20 @@ def _tenant(entry: Any, where: str) -> tuple[str, Tenant]:
     return digest.lower(), Tenant(str(name), frozenset(users), tuple(prefixes), admin)
 
 
-def scope_sees(scope: dict[str, str | None], memory: dict[str, Any]) -> bool:
+class ScopeIds(TypedDict):
+    """One request's scope (None: not named), spread as keyword arguments of Memory's methods."""
+
+    user_id: str | None
+    agent_id: str | None
+    run_id: str | None
+
+
+def scope_ids(given: Mapping[str, str | None]) -> ScopeIds:
+    """The three ids of ``given``; an id it does not name is None, as Memory's default."""
+    return {"user_id": given.get("user_id"), "agent_id": given.get("agent_id"), "run_id": given.get("run_id")}
+
+
+def scope_sees(scope: Mapping[str, object], memory: Mapping[str, Any]) -> bool:
     """Whether a read with ``scope`` sees ``memory``: every id the scope names matches the memory's
     (mem0's model: a user read sees the user's runs)."""
     named = {k: v for k, v in scope.items() if v is not None}

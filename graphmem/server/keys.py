@@ -12,7 +12,7 @@ from fastapi.security import HTTPAuthorizationCredentials
 
 from graphmem.errors import InvalidInputError
 from graphmem.server import manners
-from graphmem.server.access import Tenant, Tenants
+from graphmem.server.access import ScopeIds, Tenant, Tenants
 
 #: Tenant of a server started with --no-auth (local development only).
 OPEN = Tenant("open", admin=True)
@@ -47,7 +47,7 @@ async def _caller(
 Caller = Annotated[Tenant, Depends(_caller)]
 
 
-def allowed(tenant: Tenant, user_id: str | None, agent_id: str | None, run_id: str | None) -> Scope:
+def allowed(tenant: Tenant, user_id: str | None, agent_id: str | None, run_id: str | None) -> ScopeIds:
     """The scope of a request, if the key may use it (a scope is required: 400 before 403)."""
     if user_id is None and agent_id is None and run_id is None:
         raise InvalidInputError("at least one of user_id, agent_id, run_id is required")

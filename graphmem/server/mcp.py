@@ -18,7 +18,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from graphmem.aio import AsyncMemory
 from graphmem.errors import GraphMemError, InvalidInputError, NotFoundError
-from graphmem.server.access import scope_sees
+from graphmem.results import MemoryResult, SearchResult
+from graphmem.server.access import ScopeIds, scope_ids, scope_sees
 from graphmem.server.views import neighbourhood
 
 SCOPE_KEYS = ("user_id", "agent_id", "run_id")
@@ -43,10 +44,10 @@ class Tools:
         self.memory = memory
         self.fixed = scope
 
-    def _scope(self, given: Scope) -> Scope:
-        return self.fixed if self.fixed is not None else given
+    def _scope(self, given: Scope) -> ScopeIds:
+        return scope_ids(self.fixed if self.fixed is not None else given)
 
-    async def _owned(self, memory_id: str, given: Scope) -> dict[str, Any]:
+    async def _owned(self, memory_id: str, given: Scope) -> MemoryResult:
         scope = self._scope(given)
         if not any(scope.values()):
             raise InvalidInputError("at least one of user_id, agent_id, run_id is required")
@@ -66,7 +67,7 @@ class Tools:
 
     async def search_memory(self, query: Text, limit: Annotated[int, Field(ge=1, le=100)] = 10,
                             as_of: When = None, known_at: When = None, filters: dict[str, Any] | None = None,
-                            **scope: str | None) -> dict[str, Any]:
+                            **scope: str | None) -> SearchResult:
         """Find memories and knowledge-graph relations relevant to a query (no LLM call). as_of: what was true at
         that time (event time, default now). known_at: what graphmem believed at that time (transaction time).
         filters: metadata filters on memories."""
@@ -74,12 +75,12 @@ class Tools:
                                         filters=filters)
 
     async def get_memories(self, include_invalidated: bool = False, limit: Annotated[int, Field(ge=1, le=1000)] = 100,
-                           **scope: str | None) -> dict[str, Any]:
+                           **scope: str | None) -> SearchResult:
         """List the scope's memories and current relations, oldest first; include_invalidated adds retired
         relations (history)."""
         return await self.memory.get_all(**self._scope(scope), include_invalidated=include_invalidated, limit=limit)
 
-    async def get_memory(self, memory_id: Text, **scope: str | None) -> dict[str, Any]:
+    async def get_memory(self, memory_id: Text, **scope: str | None) -> MemoryResult:
         """One memory by id, with its text, metadata and times."""
         return await self._owned(memory_id, scope)
 

@@ -24,6 +24,7 @@ from graphmem.errors import (
     NotFoundError,
     StoreUnavailableError,
 )
+from graphmem.results import MemoryResult, SearchResult
 from graphmem.server import manners
 from graphmem.server.access import Tenant, Tenants
 from graphmem.server.keys import Caller, allowed
@@ -63,14 +64,14 @@ def _memory_routes(app: FastAPI, memory: AsyncMemory) -> None:
         messages = [m.model_dump() for m in body.messages]
         return await memory.add(messages, **scope, metadata=body.metadata, infer=body.infer, timestamp=body.timestamp)
 
-    @app.get("/memories", summary="A scope's memories and relations")
+    @app.get("/memories", summary="A scope's memories and relations", response_model=dict[str, Any])
     async def get_all(tenant: Caller, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
-                      include_invalidated: bool = False, limit: Annotated[int, Query(ge=1, le=10_000)] = 100) -> dict[str, Any]:
+                      include_invalidated: bool = False, limit: Annotated[int, Query(ge=1, le=10_000)] = 100) -> SearchResult:
         scope = allowed(tenant, user_id, agent_id, run_id)
         return await memory.get_all(**scope, include_invalidated=include_invalidated, limit=limit)
 
-    @app.get("/memories/{memory_id}", summary="One memory by id")
-    async def get_one(memory_id: str, tenant: Caller) -> dict[str, Any]:
+    @app.get("/memories/{memory_id}", summary="One memory by id", response_model=dict[str, Any])
+    async def get_one(memory_id: str, tenant: Caller) -> MemoryResult:
         return await _owned(memory, tenant, memory_id)
 
     @app.put("/memories/{memory_id}", summary="Replace a memory's text")
@@ -101,8 +102,8 @@ def _memory_routes(app: FastAPI, memory: AsyncMemory) -> None:
 def _search_route(app: FastAPI, memory: AsyncMemory) -> None:
     """mem0's search: the caller's scope only."""
 
-    @app.post("/search", summary="Memories and relations relevant to a query (no LLM call)")
-    async def search(body: SearchRequest, tenant: Caller) -> dict[str, Any]:
+    @app.post("/search", summary="Memories and relations relevant to a query (no LLM call)", response_model=dict[str, Any])
+    async def search(body: SearchRequest, tenant: Caller) -> SearchResult:
         scope = allowed(tenant, body.user_id, body.agent_id, body.run_id)
         return await memory.search(body.query, **scope, limit=body.limit, filters=body.filters, threshold=body.threshold,
                                    as_of=body.as_of, known_at=body.known_at)
@@ -138,7 +139,7 @@ def _graph_routes(app: FastAPI, memory: AsyncMemory) -> None:
         return {"relations": found["relations"]}
 
 
-async def _owned(memory: AsyncMemory, tenant: Tenant, memory_id: str) -> dict[str, Any]:
+async def _owned(memory: AsyncMemory, tenant: Tenant, memory_id: str) -> MemoryResult:
     """The memory, if the key may touch it; another tenant's memory is "not found", exactly as an
     unknown id (MCP does the same), so a key cannot probe which ids exist."""
     found = await memory.get(memory_id)

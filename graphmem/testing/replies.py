@@ -5,8 +5,10 @@ a prompt) both read it, so it lives apart from both.
 
 from __future__ import annotations
 
+from typing import Any
+
 #: Replies used when nothing is scripted for a known tool (unknown tools get ``{}``).
-DEFAULT_REPLIES: dict[str, dict] = {
+DEFAULT_REPLIES: dict[str, dict[str, Any]] = {
     "extract_entities": {"entities": []},
     "establish_relationships": {"relations": []},
     "delete_graph_memory": {"relations": []},

@@ -57,8 +57,8 @@ __all__ = [
 
 # A reply: arguments of one tool call (dict), several tool calls of the same
 # tool (list of dicts / raw strings), or a raw arguments string (sent verbatim).
-Reply = dict | list | str
-Handler = Callable[[str | None, dict], Reply | None]
+Reply = dict[str, Any] | list[Any] | str
+Handler = Callable[[str | None, dict[str, Any]], Reply | None]
 
 #: the embedding size of OpenAI's models, answered when a request names one without ``dimensions``
 _MODEL_DIMS = {"text-embedding-3-small": 1536, "text-embedding-3-large": 3072, "text-embedding-ada-002": 1536}
@@ -89,15 +89,15 @@ class RecordedRequest:
     """One request received by the server (faulted requests included)."""
 
     tool: str | None
-    body: dict
+    body: dict[str, Any]
     path: str = "/v1/chat/completions"
-    tools: tuple = ()  # every tool the request offered (several when tool_choice is "required")
+    tools: tuple[str, ...] = ()  # every tool the request offered (several when tool_choice is "required")
     timestamp: float = field(default_factory=time.time)
     fault: Fault | None = None  # the fault applied to this request, if any
     refused: str | None = None  # what the provider profile refused in it (e.g. "max_tokens", "tools")
 
     @property
-    def messages(self) -> list:
+    def messages(self) -> list[Any]:
         return list(self.body.get("messages") or [])
 
     @property
@@ -113,24 +113,26 @@ class _FaultEntry:
     delay: float
 
 
-def _tool_of(body: dict) -> str | None:
+def _tool_of(body: dict[str, Any]) -> str | None:
     """The tool a request asks for: tool_choice's function, else the first tool."""
     choice = body.get("tool_choice")
     if isinstance(choice, dict):
         fn = choice.get("function")
-        if isinstance(fn, dict) and isinstance(fn.get("name"), str):
-            return fn["name"]
+        name = fn.get("name") if isinstance(fn, dict) else None
+        if isinstance(name, str):
+            return name
     tools = body.get("tools")
     if isinstance(tools, list) and tools:
         first = tools[0]
         if isinstance(first, dict):
             fn = first.get("function")
-            if isinstance(fn, dict) and isinstance(fn.get("name"), str):
-                return fn["name"]
+            name = fn.get("name") if isinstance(fn, dict) else None
+            if isinstance(name, str):
+                return name
     return None
 
 
-def _tools_of(body: dict) -> list[str]:
+def _tools_of(body: dict[str, Any]) -> list[str]:
     """The tools a request wants answered: the forced one, or every offered tool otherwise.
 
     graphmem offers several tools with tool_choice="required" when one answer should call each of
@@ -163,7 +165,7 @@ def _content_length(content: Any) -> int:
     return 0
 
 
-def _prompt_tokens(body: dict) -> int:
+def _prompt_tokens(body: dict[str, Any]) -> int:
     messages = body.get("messages")
     if not isinstance(messages, list):
         return 0
@@ -234,7 +236,7 @@ class ScriptedLLMServer:
         self.completion_tokens = 0
         self._usage_lock = threading.Lock()
         self._lock = threading.Lock()
-        self._queues: dict[str, deque] = {}
+        self._queues: dict[str, deque[Reply]] = {}
         self._faults: list[_FaultEntry] = []
         self._handler: Handler | None = None
         self._requests: list[RecordedRequest] = []
@@ -370,7 +372,7 @@ class ScriptedLLMServer:
             return self._unscripted
 
     # ------------------------------------------------------------------ internals
-    def _record_and_take_fault(self, path: str, body: dict) -> tuple[str | None, _FaultEntry | None]:
+    def _record_and_take_fault(self, path: str, body: dict[str, Any]) -> tuple[str | None, _FaultEntry | None]:
         tool = _tool_of(body)
         tools = tuple(_tools_of(body))
         with self._lock:
@@ -390,7 +392,7 @@ class ScriptedLLMServer:
             )
         return tool, taken
 
-    def _next_reply(self, tool: str | None, body: dict) -> Reply | None:
+    def _next_reply(self, tool: str | None, body: dict[str, Any]) -> Reply | None:
         """Scripted reply, handler reply or default; ``None`` means "no tool call"."""
         with self._lock:
             queue = self._queues.get(tool) if tool is not None else None
@@ -410,10 +412,10 @@ class ScriptedLLMServer:
 
     def _completion(
         self,
-        body: dict,
+        body: dict[str, Any],
         tool_calls: list[tuple[str, str]] | None,
         content: str | None = None,
-    ) -> dict:
+    ) -> dict[str, Any]:
         n = next(self._ids)
         message: dict[str, Any] = {"role": "assistant", "content": content, "refusal": None}
         if tool_calls:
@@ -457,7 +459,7 @@ class ScriptedLLMServer:
         with self._lock:
             return [r.refused for r in self._requests if r.refused and (kind is None or r.refused == kind)]
 
-    def _refuse(self, path: str, body: dict) -> tuple[int, dict[str, str], bytes] | None:
+    def _refuse(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, str], bytes] | None:
         refusal = self.profile.check(body) if self.profile is not None else None
         if refusal is None:
             return None
@@ -466,7 +468,7 @@ class ScriptedLLMServer:
             self._requests.append(RecordedRequest(tool=_tool_of(body), body=body, path=path, tools=tuple(_tools_of(body)), refused=kind))
         return status, {}, payload
 
-    def _respond(self, path: str, body: dict) -> tuple[int, dict[str, str], bytes]:
+    def _respond(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, str], bytes]:
         """Compute (status, extra headers, body bytes) for a chat-completions request."""
         refused = self._refuse(path, body)
         if refused is not None:
@@ -529,7 +531,7 @@ class ScriptedLLMServer:
             completion = self.profile.shape(completion, body, calls)
         return 200, {}, _json_bytes(completion)
 
-    def _embeddings(self, body: dict) -> tuple[int, bytes]:
+    def _embeddings(self, body: dict[str, Any]) -> tuple[int, bytes]:
         """Answer ``/v1/embeddings`` (counted in ``embedding_calls``; not recorded in ``requests``)."""
         texts = body.get("input")
         texts = [texts] if isinstance(texts, str) else texts
@@ -547,7 +549,7 @@ class ScriptedLLMServer:
         return 200, _json_bytes({"object": "list", "data": data, "model": body.get("model") or self.model,
                                  "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})
 
-    def _models(self) -> dict:
+    def _models(self) -> dict[str, Any]:
         return {
             "object": "list",
             "data": [{"id": self.model, "object": "model", "created": 0, "owned_by": "graphmem"}],
@@ -605,7 +607,7 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         pass
 
-    def _send(self, status: int, payload: bytes, headers: dict | None = None) -> None:
+    def _send(self, status: int, payload: bytes, headers: dict[str, str] | None = None) -> None:
         try:
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
