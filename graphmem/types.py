@@ -375,7 +375,7 @@ class MemoryItem:
         }
         for key, value in (("user_id", self.user_id), ("agent_id", self.agent_id), ("run_id", self.run_id), ("role", self.role)):
             if value is not None:
-                out[key] = value  # type: ignore[literal-required]
+                out[key] = value  # type: ignore[literal-required]  # key is one of the optional keys, not a Literal to mypy
         if self.valid_at is not None:
             out["valid_at"] = iso(self.valid_at) or ""
         if self.invalid_at is not None:

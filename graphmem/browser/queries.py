@@ -90,7 +90,7 @@ def _binding_names(name: str, lines: list[str]) -> tuple[str, ...]:
         raise ConfigError(f"saved query {name!r}: its first statement line must bind its parameters (WITH $x AS x, ...)")
     if any("$" in line for i, line in code if i != first_index):
         raise ConfigError(f"saved query {name!r} uses a $parameter outside its binding line")
-    return tuple(_BINDING.match(part).group(1) for part in match.group(1).split(", "))  # type: ignore[union-attr]
+    return tuple(_BINDING.match(part).group(1) for part in match.group(1).split(", "))  # type: ignore[union-attr]  # the line matched _BINDING_LINE
 
 
 def bound_statement(name: str, values: dict[str, Any]) -> str:
@@ -112,7 +112,7 @@ def bound_statement(name: str, values: dict[str, Any]) -> str:
         if not replaced and _BINDING_LINE.match(line):
             bindings = []
             for part in line[len("WITH "):].split(", "):
-                param, variable = _BINDING.match(part).groups()  # type: ignore[union-attr]
+                param, variable = _BINDING.match(part).groups()  # type: ignore[union-attr]  # the line matched _BINDING_LINE
                 bindings.append(f"{cypher_value(values[param], for_url=True)} AS {variable}")
             line, replaced = "WITH " + ", ".join(bindings), True
         out.append(line)

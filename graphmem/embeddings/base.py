@@ -55,8 +55,9 @@ class Embedder(ABC):
         self._calls_lock = threading.Lock()
 
     @abstractmethod
-    def _embed(self, texts: list[str]) -> list[list[float]]:
-        """Embed a non-empty batch. May return unnormalised vectors; embed() normalises."""
+    def _embed(self, texts: list[str]) -> list[list[float]] | np.ndarray:
+        """Embed a non-empty batch, as lists or one array (embed() reads either with np.asarray).
+        May return unnormalised vectors; embed() normalises."""
 
     def _expected_dims(self) -> int | None:
         """The dimension the vectors must have, or None if not known yet (see OpenAIEmbedder)."""

@@ -253,7 +253,7 @@ class OnnxEmbedder(Embedder):
         mean: np.ndarray = summed / counts
         return mean
 
-    def _embed(self, texts: list[str]) -> np.ndarray:  # type: ignore[override]
+    def _embed(self, texts: list[str]) -> np.ndarray:
         # Sort by length so each batch pads to similar lengths; restore the order afterwards.
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         result = np.empty((len(texts), self.dims), dtype=np.float32)

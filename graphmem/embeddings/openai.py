@@ -75,7 +75,7 @@ class OpenAIEmbedder(Embedder):
 
     # dims is known up front for known models or when given; otherwise one probe request.
     @property
-    def dims(self) -> int:  # type: ignore[override]
+    def dims(self) -> int:  # type: ignore[override]  # read-only here: probed on first use, never set
         if self._dims is None:
             self.embed(["dimension probe"])
         assert self._dims is not None

@@ -133,7 +133,7 @@ class Progress:
         self.mode, self.total, self.started = mode, total, time.perf_counter()
         self.bar: Any = None
         if mode == "bar":
-            from tqdm import tqdm  # type: ignore[import-untyped]
+            from tqdm import tqdm  # type: ignore[import-untyped]  # tqdm ships no types
 
             self.bar = tqdm(total=total, unit="add", file=sys.stderr, dynamic_ncols=True)
 

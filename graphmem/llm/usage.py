@@ -68,7 +68,7 @@ class UsageMeter:
                 "prompt_tokens": self.prompt_tokens,
                 "completion_tokens": self.completion_tokens,
                 "embedding_requests": self.embedding_requests,
-                "by_stage": {k: dict(v) for k, v in sorted(self.by_stage.items())},  # type: ignore[misc]
+                "by_stage": {k: v.copy() for k, v in sorted(self.by_stage.items())},
             }
 
 

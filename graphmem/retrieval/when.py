@@ -195,7 +195,7 @@ def _span(phrase: str, when: datetime, period: str) -> TimeSpan:
 def _parser() -> Any:
     """One English DateDataParser (building one loads dateparser's locale data: seconds)."""
     try:
-        from dateparser.date import DateDataParser  # type: ignore[import-untyped]
+        from dateparser.date import DateDataParser  # type: ignore[import-untyped]  # dateparser ships no types
     except ImportError:
         log.info("dateparser is not installed (pip install 'graphmem[dates]'): time expressions stay unresolved")
         return None

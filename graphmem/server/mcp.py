@@ -132,7 +132,7 @@ def bound(tools: Tools, name: str) -> Tool:
     if tools.fixed is None:
         described = Annotated[str | None, Field(description="scope: at least one of user_id, agent_id, run_id")]
         params += [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=described) for k in SCOPE_KEYS]
-    tool.__signature__ = inspect.Signature(params, return_annotation=dict[str, Any])  # type: ignore[attr-defined]
+    tool.__signature__ = inspect.Signature(params, return_annotation=dict[str, Any])  # type: ignore[attr-defined]  # inspect honours it; typeshed's functions lack it
     tool.__name__ = name
     tool.__doc__ = method.__doc__
     tool.__annotations__ = {p.name: p.annotation for p in params} | {"return": dict[str, Any]}

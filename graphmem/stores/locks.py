@@ -54,5 +54,5 @@ def locks_of(owner: object) -> ScopeLocks:
             found = getattr(owner, "_scope_locks", None)
             if found is None:
                 found = ScopeLocks()
-                owner._scope_locks = found  # type: ignore[attr-defined]
+                owner._scope_locks = found  # type: ignore[attr-defined]  # cached on any owner object, declared by none
     return found

@@ -73,7 +73,7 @@ class ConversationLogs:
             return Conversation()
         since = {m["add_id"] for m in log.messages if m["seq"] > log.summary_through}
         now = utcnow()
-        live = [m for m in log.messages if not m.get("expires_at") or now < parse_time(m["expires_at"])]  # type: ignore[operator]
+        live = [m for m in log.messages if not m.get("expires_at") or now < parse_time(m["expires_at"])]  # type: ignore[operator]  # a set expires_at is an ISO time, never None
         recent = live[-limit:] if limit > 0 else []
         return Conversation(
             messages=[

@@ -206,7 +206,7 @@ class MemoryGraph:
             "entities": [_encode(n) for n in nodes],
             "relations": [_encode(d) for d in edges],
             "memories": [_encode(m) for m in memories],
-            "conversations": self.conversations.snapshot(),  # type: ignore[dict-item]
+            "conversations": self.conversations.snapshot(),  # type: ignore[dict-item]  # a JSON object beside the record lists
             "import_keys": [{"key": k, "scope": s} for k, s in self.import_keys.items()],
         }
 
@@ -214,7 +214,7 @@ class MemoryGraph:
         self.apply(["entity", e] for e in snapshot["entities"])
         self.apply(["relation", r] for r in snapshot["relations"])
         self.apply(["memory", m] for m in snapshot.get("memories", []))  # absent in snapshots before memories
-        self.conversations.load(snapshot.get("conversations", {}))  # type: ignore[arg-type]
+        self.conversations.load(snapshot.get("conversations", {}))  # type: ignore[arg-type]  # written by snapshot() above
         self.import_keys = {row["key"]: row["scope"] for row in snapshot.get("import_keys", [])}
 
     # --- reads --------------------------------------------------------------------------------
