@@ -210,6 +210,47 @@ def test_setup_plans_the_add_and_search_statements_without_writing(neo4j_uri):
         store.close()
 
 
+def _warmed_shapes(store: Neo4jStore) -> set[tuple[str, bool]]:
+    """(text, whether its transaction had run a statement before it) of every statement warmed."""
+    from graphmem.stores.neo4j import warm
+
+    shapes = set()
+    for group, read in warm.statements(TEST_DIMS, store.vector_plan, store.search_relation_limit):
+        for i, stmt in enumerate(group):
+            shapes.add((stmt.run_args()[0], not read and i > 0))
+    return shapes
+
+
+@pytest.mark.neo4j
+def test_warming_plans_each_statement_in_the_transaction_shape_an_add_runs_it_in(store, scope, monkeypatch):
+    """Neo4j keys a plan on whether its transaction has written: resolve, the single-pass context and
+    the write run after the scope lock's write, so warming them in a fresh transaction left the first
+    add to plan them again (seconds each after a restart). Every statement a locked add and an
+    unlocked write run must have been warmed in the same shape."""
+    ran: list[tuple[str, bool]] = []
+    seen: dict[int, int] = {}
+    real_run = store._run
+
+    def recording(tx, stmt):
+        ran.append((stmt.run_args()[0], seen.get(id(tx), 0) > 0))
+        seen[id(tx)] = seen.get(id(tx), 0) + 1
+        return real_run(tx, stmt)
+
+    monkeypatch.setattr(store, "_run", recording)
+    a, b = ent("Alice", axis(0)), ent("Bob", axis(1))
+    with store.locked_conversation(scope, 10):
+        store.resolve(scope, [EntityCandidate("alice", axis(0)), EntityCandidate("bob", axis(1))], 0.7, [axis(2)], 5, 20)
+        store.add_context(scope, AddContextQuery("alice and bob", axis(0), "alice and bob"))
+        a.attributes = {"colour": "red"}
+        store.write(GraphWrite("a1", scope, T0, [a, b], [RelationWrite(a.id, "KNOWS", b.id, T0)],
+                               messages=[LoggedMessage("user", "hi", T0)]))
+    store.write(GraphWrite("a2", scope, T0, [ent("Carol", axis(3))]))  # an unlocked write (add_many)
+    assert len(ran) >= 7 and any(after for _, after in ran)
+    missing = [text.split("\n")[0] for text, after in ran if (text, after) not in _warmed_shapes(store)]
+    assert missing == []
+    store.delete_all(scope)
+
+
 def test_partition_ddl_holds_only_checked_names():
     scope = Scope.of(user_id='x`]->() DETACH DELETE n //', agent_id="🙂")
     n = partition.names(scope)

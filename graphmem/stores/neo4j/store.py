@@ -190,15 +190,18 @@ class Neo4jStore(GraphStore):
         """Wait until this store's plan warming (if it started one) is over; True when it is."""
         return self._warmer is None or self._warmer.done.wait(timeout)
 
-    def _plan_one(self, stmt: Statement, read: bool) -> None:
-        """A read runs as it is; a write runs in a transaction that is rolled back (planned, kept nothing)."""
+    def _plan_one(self, group: tuple[Statement, ...], read: bool) -> None:
+        """Reads run as they are; writes run together in one transaction that is rolled back
+        (planned in the transaction shape they run in, kept nothing)."""
         if read:
-            self._query(stmt, read=True)
+            for stmt in group:
+                self._query(stmt, read=True)
             return
         with translated(self.url), self._driving(), self._session() as session:
             tx = session.begin_transaction()
             try:
-                self._run(tx, stmt)
+                for stmt in group:
+                    self._run(tx, stmt)
             finally:
                 tx.rollback()
 

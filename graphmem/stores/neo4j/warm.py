@@ -4,10 +4,16 @@ staged add on the loaded 2-core machine, against 0.3-0.7 s warm).
 
 Every statement is sent with one map parameter (values.Statement.run_args), so Neo4j keeps one plan
 per statement text whatever the values: running a statement once with any values serves every later
-call. Reads run on a scope that holds nothing; writes run in a transaction that is rolled back
-(EXPLAIN plans a statement but does not leave its plan for the real one). One background thread
-plans them in the order an add, then a search, needs them, so set-up does not wait; a plan cache is
-the server's, so one process warms one server once (``WARMED``).
+call. Neo4j's plan cache key also holds whether the transaction has written yet: an add runs its
+reads and its write after scope_lock.cypher has written in the same transaction, so a statement
+planned in a fresh transaction is planned again there (measured: conversation 3.6 s planned fresh,
+then 0.8 s more after a scope lock; docs/add-modes.md). So each statement is warmed in the
+transaction shape it runs in: the locked add's statements together in one transaction opened by
+the scope lock, reads on their own, the unlocked write with its attributes. Reads run on a scope
+that holds nothing; writes run in a transaction that is rolled back (EXPLAIN plans a statement but
+does not leave its plan for the real one). One background thread plans them in the order an add,
+then a search, needs them, so set-up does not wait; a plan cache is the server's, so one process
+warms one server once (``WARMED``).
 """
 
 from __future__ import annotations
@@ -46,31 +52,41 @@ WARM_SCOPE = Scope.of(user_id="graphmem-plan-warming")
 _AT = datetime(2000, 1, 1, tzinfo=timezone.utc)
 
 
-def statements(dims: int, plan: VectorPlan, relation_limit: int) -> list[tuple[Statement, bool]]:
-    """(statement, is_read) in the order an add, then a search, then the rest need them."""
+#: statements run together in one transaction, and whether they only read
+Job = tuple[tuple[Statement, ...], bool]
+
+
+def statements(dims: int, plan: VectorPlan, relation_limit: int) -> list[Job]:
+    """The jobs in the order an add, then a search, then the rest need them."""
     v = [1.0 / dims**0.5] * dims
     s, write = WARM_SCOPE, _sample_write()
-    found: list[tuple[Statement | None, bool]] = [
-        (queries.scope_lock(s), False),
-        (log_queries.conversation(s, 10), True),
-        (queries.resolve(s, [EntityCandidate("warm", v, True)], 0.7, [v], 5, [], 20, plan), True),
-        (queries.write_graph(write, unlock=True), False),
-        (queries.search_graph(s, GraphQuery(v, "warm up", ["warm"]), plan, relation_limit), True),
-        (memory_queries.search_memories(s, MemoryQuery(v, "warm up"), plan), True),
-        (memory_queries.memory_context(s, ContextQuery(v, ["none"])), True),
-        (single_pass.context_statement(s, AddContextQuery("warm", v, "warm up"), plan), True),
-        (log_queries.set_summary(s, "warm", 1, _AT), False),
-        (lifecycle.purge_expired(_AT, 1), False),  # retention's purge runs on an add's path once a minute
-        (queries.write_graph(write), False),
-        (queries.set_entity_attributes(write), False),
+    locked: list[Statement | None] = [  # an add's transaction: the lock's write first, as in Neo4jStore._held
+        queries.scope_lock(s),
+        log_queries.conversation(s, 10),
+        queries.resolve(s, [EntityCandidate("warm", v, True)], 0.7, [v], 5, [], 20, plan),
+        single_pass.context_statement(s, AddContextQuery("warm", v, "warm up"), plan),
+        queries.write_graph(write, unlock=True),
+        queries.set_entity_attributes(write),
     ]
-    return [(stmt, read) for stmt, read in found if stmt is not None]
+    found: list[tuple[list[Statement | None], bool]] = [
+        (locked, False),
+        ([queries.search_graph(s, GraphQuery(v, "warm up", ["warm"]), plan, relation_limit)], True),
+        ([memory_queries.search_memories(s, MemoryQuery(v, "warm up"), plan)], True),
+        ([memory_queries.memory_context(s, ContextQuery(v, ["none"]))], True),
+        ([log_queries.conversation(s, 10)], True),  # the summary's and get_summary's reads, outside a lock
+        ([single_pass.context_statement(s, AddContextQuery("warm", v, "warm up"), plan)], True),
+        ([log_queries.set_summary(s, "warm", 1, _AT)], False),
+        ([lifecycle.purge_expired(_AT, 1)], False),  # retention's purge runs on an add's path once a minute
+        ([queries.write_graph(write), queries.set_entity_attributes(write)], False),  # add_many: no lock
+    ]
+    jobs = [(tuple(stmt for stmt in group if stmt is not None), read) for group, read in found]
+    return [job for job in jobs if job[0]]
 
 
 class Warmer:
     """Runs ``plan_one`` over the statements on a daemon thread; ``done`` is set when it has."""
 
-    def __init__(self, jobs: list[tuple[Statement, bool]], plan_one: Callable[[Statement, bool], None]) -> None:
+    def __init__(self, jobs: list[Job], plan_one: Callable[[tuple[Statement, ...], bool], None]) -> None:
         self.jobs = jobs
         self.plan_one = plan_one
         self.done = threading.Event()
@@ -86,15 +102,16 @@ class Warmer:
     def _run(self) -> None:
         started = time.perf_counter()
         try:
-            for stmt, read in self.jobs:
+            for group, read in self.jobs:
                 if self.stopping.is_set():
                     return
                 try:
-                    self.plan_one(stmt, read)
+                    self.plan_one(group, read)
                 except Exception as exc:  # noqa: BLE001 - warming never fails anything: it plans on first use
                     if not self.stopping.is_set():
-                        self.failed.append(stmt.name)
-                        log.warning("could not plan %s ahead (it plans on first use): %s", stmt.name, exc)
+                        names = "+".join(stmt.name for stmt in group)
+                        self.failed.append(names)
+                        log.warning("could not plan %s ahead (it plans on first use): %s", names, exc)
         finally:
             self.seconds = time.perf_counter() - started
             self.done.set()
@@ -113,4 +130,4 @@ def _sample_write() -> GraphWrite:
     return write
 
 
-__all__ = ["WARM_SCOPE", "WARMED", "Warmer", "statements"]
+__all__ = ["WARM_SCOPE", "WARMED", "Job", "Warmer", "statements"]
