@@ -30,6 +30,7 @@ import sys
 import tempfile
 import threading
 import time
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,7 @@ from graphmem import Memory
 from graphmem.embeddings import HashingEmbedder
 from graphmem.testing import ScriptedLLMServer
 from graphmem.testing import scripted_server as scripted
+from graphmem.types import Scope
 
 WORKER = Path(__file__).resolve().parent / "mem0_memory_worker.py"
 ENGINES = ("staged", "single_pass", "mem0 1.0.11")
@@ -272,8 +274,12 @@ def cold(args: argparse.Namespace) -> list[dict[str, Any]]:
     launcher = Neo4jLauncher(bolt_port=args.launcher_port[0], http_port=args.launcher_port[1])
     hashing = HashingEmbedder(dims=DIMS)
     out = []
+    populated: list[str] = []
+    if args.populate:
+        launcher.stop()
+        populated = populate(launcher.start(timeout=600), args.populate, hashing)
     for run in range(args.runs):
-        for warm in (False, True):
+        for warm in (True,) if args.warm_only else (False, True):
             launcher.stop()
             url = launcher.start(timeout=600)
             model = Model()
@@ -284,9 +290,40 @@ def cold(args: argparse.Namespace) -> list[dict[str, Any]]:
             row.update(run=run + 1, warm_plans=warm)
             out.append(row)
             print(f"  {row}", file=sys.stderr)
-    print("\ncold start: ms after a Neo4j restart (first) against the median of 5 later ones (warm)")
+    if populated:
+        from graphmem.stores.neo4j import Neo4jStore
+
+        with closing(Neo4jStore(url=launcher.uri, embedding_dims=DIMS, warm_plans=False)) as store:
+            for user in populated:
+                store.delete_all(Scope.of(user_id=user))
+    held = f"{args.populate} other users' graphs" if args.populate else "no other data"
+    print(f"\ncold start: ms after a Neo4j restart (first) against the median of 5 later ones (warm); the database held {held}")
     print(common.table(list(out[0]), [list(r.values()) for r in out]))
     return out
+
+
+def populate(url: str, users: int, hashing: HashingEmbedder) -> list[str]:
+    """Other users' graphs, so a restart happens over a database in use (10 entities, 10 relations,
+    10 memories and 10 logged messages each), not an empty one whose statistics change with the
+    first adds (Neo4j re-plans a statement whose statistics moved by more than 75%)."""
+    from graphmem.stores.neo4j import Neo4jStore
+    from graphmem.types import EntityWrite, GraphWrite, LoggedMessage, MemoryWrite, RelationWrite, canonical_name, new_id, utcnow
+
+    names = [f"u{int(time.time()) % 10**6}p{i}" for i in range(users)]
+    with closing(Neo4jStore(url=url, embedding_dims=DIMS, warm_plans=False)) as store:
+        store.setup()
+        for user in names:
+            vectors = hashing.embed([user] + [f"{user} thing {i}" for i in range(10)])
+            me = EntityWrite(new_id(), user, canonical_name(user), "person", vectors[0], True)
+            things = [EntityWrite(new_id(), f"thing {i}", f"thing {i}", "object", v, True) for i, v in enumerate(vectors[1:])]
+            write = GraphWrite(add_id=new_id(), scope=Scope.of(user_id=user), at=utcnow(), entities=[me, *things],
+                               relations=[RelationWrite(me.id, "OWNS", t.id, valid_at=utcnow()) for t in things])
+            write.memories = [MemoryWrite("ADD", new_id(), f"Owns thing {i}", v, {}, "user", [t.id])
+                              for i, (t, v) in enumerate(zip(things, vectors[1:], strict=True))]
+            write.messages = [LoggedMessage("user", f"I own thing {i}", utcnow()) for i in range(10)]
+            store.write_many([write])
+    print(f"  populated {users} users", file=sys.stderr)
+    return names
 
 
 def cold_run(url: str, server: CountingServer, model: Model, workdir: Path, warm: bool) -> dict[str, Any]:
@@ -309,9 +346,10 @@ def cold_run(url: str, server: CountingServer, model: Model, workdir: Path, warm
                 t = time.perf_counter()
                 memory.add(step.text, user_id=user, timestamp=step.at)
                 times.setdefault(f"{mode} {kind}", []).append((time.perf_counter() - t) * 1000)
-            t = time.perf_counter()
+            t, served = time.perf_counter(), memory.store.server_ms
             memory.search(f"Where does {user} live?", user_id=user)
             times.setdefault(f"{mode} search", []).append((time.perf_counter() - t) * 1000)
+            times.setdefault(f"{mode} search server", []).append(memory.store.server_ms - served)
     for key, values in times.items():
         row[f"{key} first"] = round(values[0])
         row[f"{key} warm"] = round(statistics.median(values[1:]))
@@ -334,6 +372,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--growth", type=int, nargs="*", default=[], help="relations around the user, one prompt measure each")
     p.add_argument("--cold", action="store_true", help="restart the launcher's Neo4j on --launcher-port and time cold starts")
+    p.add_argument("--populate", type=int, default=0, metavar="USERS",
+                   help="--cold: restart over a database holding this many other users' graphs")
+    p.add_argument("--warm-only", action="store_true", help="--cold: only the runs with plan warming on")
     p.add_argument("--launcher-port", type=int, nargs=2, default=[7689, 7476], metavar=("BOLT", "HTTP"))
     p.add_argument("--out", default=None)
     return p.parse_args(argv)

@@ -147,6 +147,7 @@ def sample_statements():
         queries.delete_all(scope),
         queries.delete_all(Scope.of(user_id="u", run_id="r")),
         queries.reset(),
+        queries.ping(),
         *partition.create_indexes(scope, TEST_DIMS),
         partition.label_scope(scope, record=True),
         *partition.await_indexes(scope, 10),
@@ -202,6 +203,10 @@ def test_setup_plans_the_add_and_search_statements_without_writing(neo4j_uri):
         assert store.round_trips >= len(warm.statements(TEST_DIMS, VectorPlan(), 10))
         assert store.entities(warm.WARM_SCOPE) == [] and store.list_memories(warm.WARM_SCOPE, include_deleted=True) == []
         assert store.conversation(warm.WARM_SCOPE, 10).last_seq == 0  # the writes were rolled back
+        # the rehearsal's own scope (a fresh random id) was written, searched and deleted whole
+        left, _, _ = store._driver.execute_query("MATCH (n) WHERE n.scope STARTS WITH $p RETURN count(n) AS n",
+                                                 p='["graphmem-warming-')  # a scope key's start (Scope.key)
+        assert left[0]["n"] == 0
         again = Neo4jStore(url=neo4j_uri, embedding_dims=TEST_DIMS)
         again.setup()  # one warming per process and server
         assert again._warmer is None and again.wait_warm(0)

@@ -116,3 +116,40 @@ def test_missing_key_is_a_config_error_only_when_the_llm_is_used(keyless_config)
         with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
             m.add("I live in Boston", user_id="ann")
         assert m.get_all(user_id="ann") == {"results": [], "relations": []}  # nothing half-written
+
+
+def test_memory_builds_its_model_clients_ahead_and_sends_nothing(tmp_path):
+    """The SDK import, the clients and dateparser's data are loaded on a background thread after
+    set-up, so the first add does not pay for them; no request is sent for it."""
+    from graphmem.embeddings.openai import OpenAIEmbedder
+    from graphmem.stores.embedded import EmbeddedStore
+    from graphmem.testing import ScriptedLLMServer
+
+    with ScriptedLLMServer() as server:
+        embedder = OpenAIEmbedder(model="text-embedding-3-small", api_key="k", base_url=server.base_url, dims=8)
+        memory = Memory({"llm": llm_config(server), "history_db_path": str(tmp_path / "h.db")},
+                        store=EmbeddedStore(tmp_path / "store", embedding_dims=8), embedder=embedder)
+        try:
+            memory._preparing.join(60)
+            assert not memory._preparing.is_alive()
+            assert memory.llm._built is not None and embedder._built is not None
+            assert server.requests == [] and server.embedding_calls == 0
+        finally:
+            memory.close()
+
+
+def test_preparing_without_a_key_leaves_the_error_to_the_first_request(tmp_path, monkeypatch):
+    from graphmem.stores.embedded import EmbeddedStore
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    config = {"llm": {"provider": "openai", "config": {"model": "gpt-4o-mini"}}, "history_db_path": str(tmp_path / "h.db")}
+    from graphmem.embeddings import HashingEmbedder
+
+    memory = Memory(config, store=EmbeddedStore(tmp_path / "store", embedding_dims=8), embedder=HashingEmbedder(dims=8))
+    try:
+        memory._preparing.join(60)
+        assert memory.llm._built is None
+        with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
+            memory.add("I moved to Denver", user_id="ann")
+    finally:
+        memory.close()

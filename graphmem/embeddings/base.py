@@ -59,6 +59,10 @@ class Embedder(ABC):
         """Embed a non-empty batch, as lists or one array (embed() reads either with np.asarray).
         May return unnormalised vectors; embed() normalises."""
 
+    def prepare(self) -> None:  # noqa: B027 - optional hook: most models have nothing to build ahead
+        """Build what the first request would build (an SDK client, its imports), without a request.
+        Never raises. Memory calls it on a background thread after set-up."""
+
     def _expected_dims(self) -> int | None:
         """The dimension the vectors must have, or None if not known yet (see OpenAIEmbedder)."""
         return self.dims

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from typing import Any
 
 from graphmem.embeddings.base import Embedder
@@ -54,12 +55,25 @@ class OpenAIEmbedder(Embedder):
         self._own_server = bool(base_url)  # a configured server (local, fake) gets a placeholder key if none is set
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
         self._built: Any = None
+        self._build_lock = threading.Lock()
 
     def _client(self) -> Any:
-        """The SDK client, built on the first request: a Memory that never embeds (get_all, history)
-        needs no key, and the SDK import (about a second) is paid only when used."""
+        """The SDK client, built on the first request or ahead by ``prepare`` (Memory calls it on a
+        background thread): a Memory that never embeds (get_all, history) needs no key."""
         if self._built is not None:
             return self._built
+        with self._build_lock:
+            return self._built if self._built is not None else self._build()
+
+    def prepare(self) -> None:
+        try:
+            client = self._client()
+            client.embeddings  # noqa: B018 - the SDK imports its resources on first access,
+            client.default_headers  # noqa: B018 - and works out its platform headers (a subprocess) on the first request
+        except Exception:  # noqa: BLE001 - no key yet: the first request says so
+            pass
+
+    def _build(self) -> Any:
         key = self._api_key or os.environ.get("OPENAI_API_KEY") or ("not-needed" if self._own_server else None)
         if not key:
             raise ConfigError("OpenAIEmbedder needs an API key: pass api_key or set OPENAI_API_KEY")

@@ -68,6 +68,11 @@ class LLM(ABC):
         no usable call of any offered tool.
         """
 
+    def prepare(self) -> None:  # noqa: B027 - optional hook: most models have nothing to build ahead
+        """Build what the first request would build (an SDK client, its imports), so the first add
+        does not pay for it. Never raises: a client that cannot be built fails on first use, with
+        its clear error. Memory calls it on a background thread after set-up."""
+
     def call_tool(self, stage: str, messages: list[dict[str, str]], tool: ToolSpec) -> list[dict[str, Any]]:
         """Forced single-tool request; the argument objects of its calls."""
         return self.call_tools(stage, messages, [tool]).of(tool.name)

@@ -29,6 +29,9 @@ class LimitedLLM(LLM):
     def __repr__(self) -> str:
         return f"LimitedLLM({self.inner!r}, max_concurrency={self.max_concurrency}, requests_per_minute={self.requests_per_minute})"
 
+    def prepare(self) -> None:
+        self.inner.prepare()
+
     def call_tools(self, stage: str, messages: list[dict[str, str]], tools: list[ToolSpec]) -> ToolCallResult:
         if self._slots is None:
             self._wait_for_window()

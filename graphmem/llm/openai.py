@@ -131,6 +131,16 @@ class OpenAILLM(LLM):
                 self._built = self._build_client()
             return self._built
 
+    def prepare(self) -> None:
+        try:
+            client = self._client  # built and kept under the lock
+            # the SDK imports its resources on first access, and works out its platform headers
+            # (a subprocess) on the first request
+            client.chat.completions  # noqa: B018
+            client.default_headers  # noqa: B018
+        except Exception:  # noqa: BLE001 - no key yet, a factory's own client: the first request says what is wrong
+            pass
+
     def _build_client(self) -> openai.OpenAI:
         import openai
 

@@ -197,9 +197,15 @@ def _parser() -> Any:
     try:
         from dateparser.date import DateDataParser  # type: ignore[import-untyped]  # dateparser ships no types
     except ImportError:
-        log.info("dateparser is not installed (pip install 'graphmem[dates]'): time expressions stay unresolved")
+        log.info("dateparser is not installed (a graphmem dependency: pip install dateparser): time expressions stay unresolved")
         return None
     return DateDataParser(languages=["en"], settings={"PREFER_DATES_FROM": "past", "RETURN_AS_TIMEZONE_AWARE": False})
+
+
+def warm_parser() -> None:
+    """Load dateparser and its English data, and resolve one phrase (its first parse compiles
+    patterns), so the first add that states a time does not pay for it."""
+    resolve("I moved there yesterday", datetime(2000, 1, 1, tzinfo=timezone.utc))
 
 
 def annotate_times(memories: list[MemoryWrite], reference: datetime | None) -> None:

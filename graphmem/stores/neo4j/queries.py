@@ -74,6 +74,10 @@ def show_embedding_indexes() -> Statement:
     return Statement("show_embedding_indexes")
 
 
+def ping() -> Statement:
+    return Statement("ping")
+
+
 def await_indexes(timeout_seconds: int) -> Statement:
     return Statement("await_indexes", {"timeout_seconds": timeout_seconds})
 

@@ -13,7 +13,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from datetime import datetime
 from typing import Literal, TypeVar
 
@@ -184,7 +184,7 @@ class Neo4jStore(GraphStore):
             return
         warm.WARMED.add(key)
         jobs = warm.statements(self.embedding_dims, self.vector_plan, self.search_relation_limit)
-        self._warmer = warm.Warmer(jobs, self._plan_one).start()
+        self._warmer = warm.Warmer(jobs, self._plan_one, then=self._rehearse).start()
 
     def wait_warm(self, timeout: float | None = None) -> bool:
         """Wait until this store's plan warming (if it started one) is over; True when it is."""
@@ -203,6 +203,31 @@ class Neo4jStore(GraphStore):
                 for stmt in group:
                     self._run(tx, stmt)
             finally:
+                tx.rollback()
+
+    def _rehearse(self) -> None:
+        """The end of the warming (warm.py): one add's write and one search for real, in a scope
+        of their own that is deleted after, then the search's connections opened."""
+        if not self.read_only:
+            write, v = warm.rehearsal(self.embedding_dims)
+            try:
+                with self.scope_lock(write.scope):
+                    self.write(write)
+                hits = self.search_memories(write.scope, MemoryQuery(v, "warm up"))
+                self.search_graph(write.scope, GraphQuery(v, "warm up", ["warm"]))
+                self.memory_context(write.scope, ContextQuery(v, [m.id for m in hits]))
+            finally:
+                self.delete_all(write.scope)
+        self._open_connections(SEARCH_READS)
+
+    def _open_connections(self, count: int) -> None:
+        """Leave ``count`` connections in the driver's pool: a search runs its memory and relation
+        reads side by side, and its first run would otherwise open the second connection (8 ms of
+        a 16-40 ms search, measured in docs/add-modes.md)."""
+        with translated(self.url), ExitStack() as stack:
+            transactions = [stack.enter_context(self._session()).begin_transaction() for _ in range(count)]
+            for tx in transactions:
+                self._run(tx, queries.ping())
                 tx.rollback()
 
     def _check_vector_indexes(self, rows: list[neo4j.Record]) -> None:
@@ -572,6 +597,9 @@ class Neo4jStore(GraphStore):
             with translated(self.url):
                 self._driver.close()
 
+
+#: statements a search runs side by side (memories, relations): the connections warming leaves open
+SEARCH_READS = 2
 
 #: seconds close() waits for the statement the plan warmer is running (one statement, planned once)
 WARM_CLOSE_WAIT = 30.0
