@@ -11,12 +11,15 @@ background as by default; its requests are counted apart (``summary requests``),
 
     python -m benchmarks.add_modes --neo4j-url bolt://127.0.0.1:7689 --latency 0 0.4 --runs 3
     python -m benchmarks.add_modes --neo4j-url bolt://127.0.0.1:7689 --growth 10 100 1000
-    python -m benchmarks.add_modes --cold --launcher-port 7689 7476 --runs 2
+    python -m benchmarks.add_modes --cold --populate 300 --launcher-port 7689 7476 --runs 3
 
 ``--growth``: the prompt tokens of one add (each mode) for a user who already has N relations around
 them (loaded through the store), and the relations the single request lists. ``--cold``: restarts the
 launcher's Neo4j (ports given; it must be the caller's own) and times setup, the first adds and
-searches and warm ones, with the plan warming of Neo4jStore.setup off and on.
+searches and warm ones, with the plan warming of Neo4jStore.setup off and on (``--warm-only``: on only);
+``--populate N`` first writes N other users' graphs, so the server restarts over a database in use, and
+removes them at the end. The first adds and searches are timed once the warming is over
+(``wait_warm``); what an add arriving during it costs is not measured.
 """
 
 from __future__ import annotations
