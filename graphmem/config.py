@@ -112,6 +112,8 @@ class Neo4jSettings(_Model):
     username: str | None = None
     password: SecretStr | None = None
     database: str | None = None
+    #: plan the add and search statements in the background after set-up (stores/neo4j/warm.py)
+    warm_plans: bool = True
 
 
 class EmbeddedSettings(_Model):

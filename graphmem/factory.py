@@ -71,6 +71,7 @@ def build_store(config: GraphStoreConfig, embedding_dims: int, **neo4j_options: 
             password=settings.password.get_secret_value() if settings.password else None,
             database=settings.database,
             embedding_dims=embedding_dims,
+            warm_plans=settings.warm_plans,
             **neo4j_options,
         )
     from graphmem.stores.embedded import EmbeddedStore

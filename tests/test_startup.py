@@ -153,3 +153,19 @@ def test_preparing_without_a_key_leaves_the_error_to_the_first_request(tmp_path,
             memory.add("I moved to Denver", user_id="ann")
     finally:
         memory.close()
+
+
+def test_neo4j_warming_is_a_config_key_and_refuses_a_non_boolean():
+    from graphmem.config import GraphStoreConfig
+    from graphmem.factory import build_store
+
+    store = build_store(GraphStoreConfig(provider="neo4j", config={"warm_plans": False}), 8)
+    try:
+        assert store.warm_plans is False  # nothing connects or plans before setup()
+    finally:
+        store.close()
+    default = build_store(GraphStoreConfig(provider="neo4j", config={}), 8)
+    assert default.warm_plans is True
+    default.close()
+    with pytest.raises(ConfigError, match="warm_plans"):
+        GraphStoreConfig(provider="neo4j", config={"warm_plans": "sometimes"}).settings()
