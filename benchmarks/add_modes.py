@@ -56,20 +56,25 @@ class CountingServer(ScriptedLLMServer):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.prompt_tokens = 0
-        self.completion_tokens = 0
+        #: the rolling summary's requests and tokens, counted apart; ``add_tokens`` leaves them out of
+        #: the server's own usage counters (prompt_tokens, completion_tokens: every request)
         self.summary_requests = 0
-        self._usage_lock = threading.Lock()
+        self.summary_tokens = [0, 0]
+        self._summary_lock = threading.Lock()
 
     def _completion(self, body: dict, tool_calls: list | None, content: str | None = None) -> dict:
         out = super()._completion(body, tool_calls, content)
-        with self._usage_lock:
-            if any(name == "summarize" for name, _ in tool_calls or []):
+        if any(name == "summarize" for name, _ in tool_calls or []):
+            with self._summary_lock:
                 self.summary_requests += 1
-            else:
-                self.prompt_tokens += out["usage"]["prompt_tokens"]
-                self.completion_tokens += out["usage"]["completion_tokens"]
+                self.summary_tokens[0] += out["usage"]["prompt_tokens"]
+                self.summary_tokens[1] += out["usage"]["completion_tokens"]
         return out
+
+    def add_tokens(self) -> tuple[int, int]:
+        """Prompt and completion tokens of every request answered so far but the summary's."""
+        with self._summary_lock:
+            return self.prompt_tokens - self.summary_tokens[0], self.completion_tokens - self.summary_tokens[1]
 
     def _respond(self, path: str, body: dict) -> tuple[int, dict[str, str], bytes]:
         if body.get("tools"):
@@ -158,15 +163,15 @@ def run_engine(engine: str, url: str, server: CountingServer, model: Model, args
 
     def add(user: str, step: Any, record: bool) -> None:
         model.step, model.user, model.entities = step, user, step.entities
-        before = (len(server.requests), server.summary_requests, server.embedding_calls, server.prompt_tokens, server.completion_tokens)
+        before = (len(server.requests), server.summary_requests, server.embedding_calls, *server.add_tokens())
         trips = memory.store.round_trips if memory is not None else 0
         started = time.perf_counter()
         out = worker.call(op="add", text=step.text, user_id=user) if worker else memory.add(step.text, user_id=user, timestamp=step.at)
         wall = (time.perf_counter() - started) * 1000
         if record:
             rows.append({"chat": len(server.requests) - before[0] - (server.summary_requests - before[1]),
-                         "embeddings": server.embedding_calls - before[2], "prompt_tokens": server.prompt_tokens - before[3],
-                         "completion_tokens": server.completion_tokens - before[4],
+                         "embeddings": server.embedding_calls - before[2], "prompt_tokens": server.add_tokens()[0] - before[3],
+                         "completion_tokens": server.add_tokens()[1] - before[4],
                          "statements": out["statements"] if worker else memory.store.round_trips - trips,
                          "wall_ms": out["wall_ms"] if worker else round(wall, 2)})
 
