@@ -28,7 +28,6 @@ import argparse
 import json
 import re
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -39,7 +38,7 @@ from typing import Any
 
 from benchmarks import common
 from benchmarks.add_script import SCRIPT
-from benchmarks.mem0_compare import DIMS, VENV, SharedModel
+from benchmarks.mem0_compare import DIMS, VENV, SharedModel, WorkerProcess, scripted_models
 from graphmem import Memory
 from graphmem.embeddings import HashingEmbedder
 from graphmem.testing import ScriptedLLMServer
@@ -108,39 +107,17 @@ class Model(SharedModel):
         return super().__call__(tool, body)
 
 
-class Mem0:
+class Mem0(WorkerProcess):
+    """mem0's full Memory (Qdrant facts + Neo4j graph) in the mem0 virtualenv."""
+
     def __init__(self, url: str, server: ScriptedLLMServer, workdir: Path) -> None:
-        openai = {"model": "scripted", "api_key": "scripted", "openai_base_url": server.base_url}
-        config = {"llm": {"provider": "openai", "config": {**openai, "temperature": 0}},
-                  "embedder": {"provider": "openai", "config": {**openai, "model": "text-embedding-3-small", "embedding_dims": DIMS}},
+        config = {**scripted_models(server),
                   "vector_store": {"provider": "qdrant", "config": {"collection_name": "bench", "embedding_model_dims": DIMS,
                                                                     "path": str(workdir / "qdrant"), "on_disk": True}},
                   "graph_store": {"provider": "neo4j", "config": {"url": url, "username": "neo4j", "password": "auth-disabled",
                                                                   "base_label": True}},
                   "history_db_path": str(workdir / "mem0-history.db")}
-        self.proc = subprocess.Popen([str(VENV / "bin" / "python"), str(WORKER), json.dumps(config)], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, text=True, env={"MEM0_TELEMETRY": "False", "PATH": "/usr/bin:/bin"})
-        self.read()
-
-    def read(self) -> dict[str, Any]:
-        assert self.proc.stdout is not None
-        while True:
-            line = self.proc.stdout.readline()
-            if not line:
-                raise RuntimeError(f"mem0 worker exited ({self.proc.wait()})")
-            if line.startswith("{"):
-                return json.loads(line)
-
-    def call(self, **cmd: Any) -> dict[str, Any]:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps(cmd) + "\n")
-        self.proc.stdin.flush()
-        return self.read()
-
-    def close(self) -> None:
-        if self.proc.stdin:
-            self.proc.stdin.close()
-        self.proc.wait(timeout=120)
+        super().__init__(WORKER, config)
 
 
 def graphmem(url: str, server: ScriptedLLMServer, workdir: Path, mode: str, warm: bool = True) -> Memory:

@@ -164,15 +164,19 @@ class SharedModel:
         return None
 
 
-class Mem0Worker:
-    def __init__(self, url: str, server: ScriptedLLMServer, base_label: bool) -> None:
-        openai = {"model": "scripted", "api_key": "scripted", "openai_base_url": server.base_url}
-        config = {"llm": {"provider": "openai", "config": {**openai, "temperature": 0}},
-                  "embedder": {"provider": "openai", "config": {**openai, "model": "text-embedding-3-small", "embedding_dims": DIMS}},
-                  "graph_store": {"provider": "neo4j", "config": {"url": url, "username": "neo4j", "password": "auth-disabled",
-                                                                    "base_label": base_label}},
-                  "history_db_path": str(Path(tempfile.gettempdir()) / "mem0-compare-history.db")}
-        self.proc = subprocess.Popen([str(VENV / "bin" / "python"), str(WORKER), json.dumps(config)], stdin=subprocess.PIPE,
+def scripted_models(server: ScriptedLLMServer) -> dict[str, Any]:
+    """mem0's llm and embedder config, both at the scripted server."""
+    openai = {"model": "scripted", "api_key": "scripted", "openai_base_url": server.base_url}
+    return {"llm": {"provider": "openai", "config": {**openai, "temperature": 0}},
+            "embedder": {"provider": "openai", "config": {**openai, "model": "text-embedding-3-small", "embedding_dims": DIMS}}}
+
+
+class WorkerProcess:
+    """A mem0 worker script in the mem0 virtualenv, given ``config``; one JSON command per line in,
+    one JSON answer per line out (other output lines are skipped)."""
+
+    def __init__(self, worker: Path, config: dict[str, Any]) -> None:
+        self.proc = subprocess.Popen([str(VENV / "bin" / "python"), str(worker), json.dumps(config)], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, text=True, env={"MEM0_TELEMETRY": "False", "PATH": "/usr/bin:/bin"})
         self.ready = self.read()
 
@@ -194,7 +198,16 @@ class Mem0Worker:
     def close(self) -> None:
         if self.proc.stdin:
             self.proc.stdin.close()
-        self.proc.wait(timeout=60)
+        self.proc.wait(timeout=120)
+
+
+class Mem0Worker(WorkerProcess):
+    def __init__(self, url: str, server: ScriptedLLMServer, base_label: bool) -> None:
+        config = {**scripted_models(server),
+                  "graph_store": {"provider": "neo4j", "config": {"url": url, "username": "neo4j", "password": "auth-disabled",
+                                                                    "base_label": base_label}},
+                  "history_db_path": str(Path(tempfile.gettempdir()) / "mem0-compare-history.db")}
+        super().__init__(WORKER, config)
 
 
 def graphmem_engine(url: str, server: ScriptedLLMServer, workdir: Path) -> tuple[Any, Any]:
