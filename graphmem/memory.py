@@ -547,10 +547,13 @@ def _prepare_in_background(llm: LLM, graph_llm: LLM, embedder: Embedder) -> thre
     each new Memory). Nothing is sent; what cannot be built fails on first use, as before."""
 
     def prepare() -> None:
-        for part in {id(p): p for p in (llm, graph_llm)}.values():
-            part.prepare()
-        embedder.prepare()
-        when.warm_parser()
+        try:
+            for part in {id(p): p for p in (llm, graph_llm)}.values():
+                part.prepare()
+            embedder.prepare()
+            when.warm_parser()
+        except Exception as exc:  # noqa: BLE001 - a user's own LLM or embedder may raise: its first use will say why
+            log.debug("preparing the model clients ahead failed: %s", exc)
 
     thread = threading.Thread(target=prepare, name="graphmem-prepare", daemon=True)
     thread.start()

@@ -169,3 +169,23 @@ def test_neo4j_warming_is_a_config_key_and_refuses_a_non_boolean():
     default.close()
     with pytest.raises(ConfigError, match="warm_plans"):
         GraphStoreConfig(provider="neo4j", config={"warm_plans": "sometimes"}).settings()
+
+
+def test_a_custom_model_whose_prepare_raises_leaves_the_memory_working(tmp_path, capfd):
+    from graphmem.embeddings import HashingEmbedder
+    from graphmem.stores.embedded import EmbeddedStore
+
+    class Failing(HashingEmbedder):
+        def prepare(self) -> None:
+            raise RuntimeError("no preparing here")
+
+    memory = Memory({"llm": {"provider": "openai", "config": {"model": "gpt-4o-mini", "api_key": "k"}},
+                     "history_db_path": str(tmp_path / "h.db")},
+                    store=EmbeddedStore(tmp_path / "store", embedding_dims=8), embedder=Failing(dims=8))
+    try:
+        memory._preparing.join(60)
+        assert "no preparing here" not in capfd.readouterr().err  # no thread traceback on stderr
+        memory.add("I moved to Denver", user_id="ann", infer=False)
+        assert [m["memory"] for m in memory.get_all(user_id="ann")["results"]] == ["I moved to Denver"]
+    finally:
+        memory.close()
