@@ -65,7 +65,7 @@ Job = tuple[tuple[Statement, ...], bool]
 
 def statements(dims: int, plan: VectorPlan, relation_limit: int) -> list[Job]:
     """The jobs in the order an add, then a search, then the rest need them."""
-    v = [1.0 / dims**0.5] * dims
+    v = _unit(dims)
     s, write = WARM_SCOPE, _sample_write()
     locked: list[Statement | None] = [  # an add's transaction: the lock's write first, as in Neo4jStore._held
         queries.scope_lock(s),
@@ -137,7 +137,7 @@ def rehearsal(dims: int) -> tuple[GraphWrite, list[float]]:
     """An add's write for a scope of its own (a fresh random id, deleted after the rehearsal), and a
     query vector close to what it holds: real vectors, so the write passes the store's checks."""
     scope = Scope.of(user_id=f"graphmem-warming-{new_id()}")
-    v = [1.0 / dims**0.5] * dims
+    v = _unit(dims)
     write = _sample_write()
     write.scope, write.invalidations = scope, []
     write.memories = [m for m in write.memories if m.event == "ADD"]
@@ -146,6 +146,11 @@ def rehearsal(dims: int) -> tuple[GraphWrite, list[float]]:
     for memory in write.memories:
         memory.embedding = v
     return write, v
+
+
+def _unit(dims: int) -> list[float]:
+    """A unit vector of ``dims`` dimensions (every component equal)."""
+    return [1.0 / dims**0.5] * dims
 
 
 def _sample_write() -> GraphWrite:
