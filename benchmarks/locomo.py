@@ -37,7 +37,7 @@ from benchmarks import common
 from benchmarks.locomo_data import CATEGORIES, Conversation, load
 from graphmem import Memory
 from graphmem.embeddings import Embedder
-from graphmem.retrieval import HYBRID, SearchPreset, get_preset
+from graphmem.retrieval import BM25_ONLY, HYBRID, SearchPreset, get_preset
 from graphmem.testing import ScriptedLLMServer
 
 MAIN_CATEGORIES = (1, 2, 3, 4)
@@ -57,6 +57,8 @@ ABLATIONS = {
     "hybrid_no_mmr": replace(HYBRID, name="hybrid_no_mmr", diversity=0.0),
     "hybrid_decompose": replace(HYBRID, name="hybrid_decompose", decompose=True),
     "hybrid_no_mmr_decompose": replace(HYBRID, name="hybrid_no_mmr_decompose", diversity=0.0, decompose=True),
+    "hybrid_b075": replace(HYBRID, name="hybrid_b075", bm25_b=0.75),
+    "bm25_b075": replace(BM25_ONLY, name="bm25_b075", bm25_b=0.75),
 }
 
 

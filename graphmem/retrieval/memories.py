@@ -7,7 +7,8 @@
    messages just before and after the best hits (by turn order, fetched even when they were not
    candidates: the answer to "how did you two meet?" is often the turn after the one that matches
    the question), and the memories whose resolved times fall in the question's date range.
-3. Own scores: BM25 over the pool (the text plus the words of its resolved dates), vector, and a
+3. Own scores: BM25 over the pool (the text plus the words of its resolved dates; length
+   normalisation ``preset.bm25_b``, 0.5: messages are short), vector, and a
    ``time`` signal (the item's dates overlap the question's range; or, for "when ..." questions, the
    item names a time), fused by the preset. Then each item gains ``preset.context`` x the best own
    score of its direct neighbours in the conversation, and ``preset.session`` x the share of the
@@ -167,7 +168,8 @@ def _own_scores(
     """Each item's fused score on its own (vector, BM25 over text + date words, time); sets ``scores``
     unless ``record`` is False (a question part's scores are not the item's)."""
     with_dates = bool(preset.weights.get("time"))
-    bm25 = BM25([f"{m.text} {time_words(m.times)}" if with_dates and m.times else m.text for m in items]).scores(query)
+    texts = [f"{m.text} {time_words(m.times)}" if with_dates and m.times else m.text for m in items]
+    bm25 = BM25(texts, b=preset.bm25_b).scores(query)
     signals = {"vector": [m.scores.get("vector", 0.0) for m in items], "bm25": bm25}
     if when:
         signals["time"] = [time_score(m, when) for m in items]

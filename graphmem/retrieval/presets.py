@@ -46,6 +46,12 @@ class SearchPreset:
     #: memories only: a question with several parts (conjunctions, several names) re-scores BM25 per
     #: part over the same candidates and interleaves the part rankings (retrieval.coverage)
     decompose: bool = False
+    #: memories only: BM25's length normalisation (its ``b``, 0 to 1; 0.75 is the web-search habit).
+    #: A conversation's messages are short and a long one is long because it says more, not because
+    #: it repeats itself: at 0.75 the turn that tells the answer in one clause of a long message
+    #: loses to short turns that repeat the question's words (docs/retrieval.md, "Length
+    #: normalisation"). Relations keep 0.75
+    bm25_b: float = 0.5
     #: memories only: with a reranker given to Memory (retrieval.rerank), how many of the fused best
     #: it re-orders (it reads each (question, text) pair: one model call per search)
     rerank_top: int = 20
@@ -75,6 +81,8 @@ class SearchPreset:
             raise InvalidInputError(f"{where}: session must be a finite number >= 0, got {self.session!r}")
         if not _number(self.diversity) or not 0.0 <= self.diversity <= 1.0:
             raise InvalidInputError(f"{where}: diversity must be a number in [0, 1], got {self.diversity!r}")
+        if not _number(self.bm25_b) or not 0.0 <= self.bm25_b <= 1.0:
+            raise InvalidInputError(f"{where}: bm25_b must be a number in [0, 1], got {self.bm25_b!r}")
         if not isinstance(self.decompose, bool):
             raise InvalidInputError(f"{where}: decompose must be True or False, got {self.decompose!r}")
         if not _number(self.context) or self.context < 0:
