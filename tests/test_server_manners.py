@@ -11,7 +11,7 @@ import uuid
 
 import httpx
 import pytest
-from servers import free_port, graphmem_command, running, write_config
+from servers import Link, free_port, graphmem_command, running, write_config
 from test_browser import chrome  # noqa: F401 - the real-browser fixture
 
 from graphmem import __version__
@@ -95,3 +95,27 @@ def test_mcp_http_prints_its_url(tmp_path):
         with running(args, f"http://127.0.0.1:{port}/mcp", tmp_path / "mcp.log"):
             text = (tmp_path / "mcp.log").read_text(errors="replace")
     assert f"MCP (streamable HTTP) at http://127.0.0.1:{port}/mcp for user_id=ann" in text
+
+
+@pytest.mark.neo4j
+def test_health_answers_at_once_when_neo4j_goes_away_and_recovers_when_it_is_back(tmp_path, neo4j_uri):
+    """/health is what a load balancer polls: it must answer within its timeout, not after the
+    driver's transaction retries (15 s). Neo4j is real; the link to it is cut and restored."""
+    host, port = neo4j_uri.rsplit("//", 1)[1].split(":")
+    link = Link(host, int(port))
+    with ScriptedLLMServer() as llm:
+        config = write_config(tmp_path, llm.base_url, "neo4j", neo4j_uri=f"bolt://127.0.0.1:{link.port}")
+        http_port = free_port()
+        args = graphmem_command("serve", "--config", str(config), "--no-auth", "--port", str(http_port))
+        url = f"http://127.0.0.1:{http_port}/health"
+        with running(args, url, tmp_path / "server.log"):
+            assert httpx.get(url, timeout=10).json()["status"] == "ok"
+            link.cut()
+            down = httpx.get(url, timeout=10)  # the old probe took 15-28 s here
+            assert down.status_code == 503
+            assert down.json() == {"status": "unavailable", "store": "unreachable: StoreUnavailableError", "version": __version__}
+            link.restore()
+            up = httpx.get(url, timeout=10)
+            assert up.status_code == 200 and up.json()["store"] == "reachable"
+        link.cut()
+    assert "Traceback" not in (tmp_path / "server.log").read_text(errors="replace")

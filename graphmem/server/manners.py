@@ -22,7 +22,6 @@ from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoin
 
 from graphmem.aio import AsyncMemory
 from graphmem.errors import GraphMemError
-from graphmem.types import Scope
 
 STATIC = Path(__file__).parent / "static"
 ACCESS = logging.getLogger("graphmem.server.access")
@@ -32,10 +31,6 @@ API_KEY_HEADER = APIKeyHeader(name="X-API-Key", auto_error=False, scheme_name="A
                               description="A tenant key from the keys file (graphmem serve --keys).")
 BEARER = HTTPBearer(auto_error=False, scheme_name="Bearer",
                     description="The same key as `Authorization: Bearer <key>` (or `Token <key>`).")
-
-#: A scope no one writes: /health reads one memory of it to prove the store answers.
-_PROBE = Scope.of(user_id="graphmem-health-probe")
-
 
 def install(app: FastAPI, memory: AsyncMemory) -> None:
     """Add /docs, /health and the access log to the REST app (create it with docs_url=None)."""
@@ -54,7 +49,7 @@ def install(app: FastAPI, memory: AsyncMemory) -> None:
         from graphmem import __version__
 
         try:
-            await asyncio.to_thread(memory.sync.store.list_memories, _PROBE, False, 1)
+            await asyncio.to_thread(memory.sync.store.ping)  # one request, no retries: a prompt answer
         except GraphMemError as exc:
             return JSONResponse({"status": "unavailable", "store": f"unreachable: {type(exc).__name__}",
                                  "version": __version__}, status_code=503)

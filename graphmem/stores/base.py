@@ -320,6 +320,10 @@ class GraphStore(ABC):
     def reset(self) -> None:
         """Remove everything graphmem stored (all scopes)."""
 
+    def ping(self) -> None:  # noqa: B027 - an optional hook: a store in this process has nothing to reach
+        """Check now, with one quick request and no retries, that the store answers; raise
+        StoreUnavailableError when it does not (servers' /health). A store in this process answers."""
+
     def close(self) -> None:  # noqa: B027 - an optional hook: a store without resources has nothing to release
         """Release connections and files."""
 

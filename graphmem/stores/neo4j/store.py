@@ -21,7 +21,7 @@ import neo4j
 from neo4j import GraphDatabase, RoutingControl
 from neo4j.exceptions import ConfigurationError, TransientError
 
-from graphmem.errors import ConfigError, InvalidInputError, StoreError
+from graphmem.errors import ConfigError, InvalidInputError, StoreError, StoreUnavailableError
 from graphmem.schema.filters import Filter
 from graphmem.stores.base import AddContext, AddContextQuery, EntityCandidate, GraphQuery, GraphStore, MemoryQuery, Resolution
 from graphmem.stores.lifecycle import Erased, is_expired
@@ -219,6 +219,20 @@ class Neo4jStore(GraphStore):
             finally:
                 self.delete_all(write.scope)
         self._open_connections(SEARCH_READS)
+
+    def ping(self) -> None:
+        """One auto-commit ``ping`` statement: the driver retries only managed transactions, so a
+        server that is down fails this at once instead of after ``max_retry_time``. A pooled
+        connection the server dropped (a restart) fails once and leaves the pool: one more try."""
+        for attempt in (1, 2):
+            try:
+                with translated(self.url), self._session() as session:
+                    self._count()
+                    session.run(*queries.ping().run_args()).consume()
+                return
+            except StoreUnavailableError:
+                if attempt == 2:
+                    raise
 
     def _open_connections(self, count: int) -> None:
         """Leave ``count`` connections in the driver's pool: a search runs its memory and relation
