@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import sys
 import uuid
 from typing import Any
@@ -123,6 +124,9 @@ def test_http_server_with_scope_per_call(request, tmp_path, llm, store):
     args = graphmem_command("mcp", "--http", "--port", str(port), "--scope-per-call", "--config", config)
     with running(args, f"http://127.0.0.1:{port}/mcp", tmp_path / "mcp.log"):
         asyncio.run(main())
+    log = (tmp_path / "mcp.log").read_text(errors="replace")  # one access line per tool call, no arguments
+    assert re.search(r"tool add_memory ok [\d.]+ms", log) and re.search(r"tool get_memory NotFoundError [\d.]+ms", log), log[-2000:]
+    assert "bob's secret" not in log and alice not in log
 
 
 def test_documented_snippet_registers_a_valid_command():

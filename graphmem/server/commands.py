@@ -98,6 +98,7 @@ def _mcp(ns: argparse.Namespace, config: dict[str, Any] | None) -> int:
         from graphmem.server.mcp import serve
     except ImportError as exc:
         raise ConfigError(f"graphmem mcp needs the mcp extra: pip install 'graphmem[mcp]' ({exc})") from exc
+    _access_log()  # on stderr: stdio's protocol is on stdout
     if ns.http:
         served = ", ".join(f"{k}={v}" for k, v in scope.items() if v) or "the scope each call names"
         print(f"graphmem mcp: MCP (streamable HTTP) at {urls(ns.host, ns.port)['mcp']} for {served}\n  stop with Ctrl-C",

@@ -11,6 +11,8 @@ Unknown arguments are refused (a tool error naming them), like every bad value.
 from __future__ import annotations
 
 import inspect
+import logging
+import time
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, Literal
 
@@ -22,6 +24,8 @@ from graphmem.results import MemoryResult, SearchResult
 from graphmem.server.access import ScopeIds, scope_ids, scope_sees
 from graphmem.server.views import neighbourhood
 
+#: the REST server's access log too (manners.py, which needs FastAPI: the mcp extra does not bring it)
+ACCESS = logging.getLogger("graphmem.server.access")
 SCOPE_KEYS = ("user_id", "agent_id", "run_id")
 Scope = dict[str, str | None]
 Tool = Callable[..., Awaitable[Any]]
@@ -123,10 +127,17 @@ def bound(tools: Tools, name: str) -> Tool:
     method = getattr(tools, name)
 
     async def tool(**kwargs: Any) -> Any:
+        started = time.perf_counter()
+        outcome = "failed"
         try:
-            return await method(**kwargs)
+            result = await method(**kwargs)
+            outcome = "ok"
+            return result
         except GraphMemError as exc:  # an anticipated failure: the model reads the reason
+            outcome = type(exc).__name__
             raise ToolError(f"{type(exc).__name__}: {exc}") from exc
+        finally:  # the access log: which tool, how it ended, how long (no arguments: they hold user data)
+            ACCESS.info("tool %s %s %.1fms", name, outcome, (time.perf_counter() - started) * 1000)
 
     params = [p for p in inspect.signature(method, eval_str=True).parameters.values() if p.kind is not p.VAR_KEYWORD]
     if tools.fixed is None:
