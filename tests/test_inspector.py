@@ -146,6 +146,7 @@ def test_inspector_for_a_tenant_key(chrome, world):  # noqa: F811 - the fixture 
     assert driver.execute_script("return sessionStorage.getItem('graphmem-inspector-key')") == world["keys"]["alice"]
     _memories_screen(driver, world, folder)
     _graph_screen(driver, folder)
+    _known_at_screen(driver, folder)
     _timeline_screen(driver, folder)
     _forget_screen(driver, world, folder)
     _other_tenant(driver, world, folder)
@@ -194,6 +195,29 @@ def _graph_screen(driver, folder: Path) -> None:
     dashed = driver.execute_script("return window.inspectorCy.edges('[retired = 1]').map(e => e.style('line-style'))")
     assert dashed and set(dashed) == {"dashed"}
     by_id(driver, "show-retired").click()
+
+
+def _known_at_screen(driver, folder: Path) -> None:
+    """Known at May 2024, graphmem had not yet learnt (2024-06-15) that badminton ended: it holds
+    now as known then. Known at February 2024, the sister (learnt 2024-03-01) is not there yet."""
+    assert by_id(driver, "as-of-label").text == "now" and "LOVES_PLAYING" not in table_text(driver, "relations")
+    by_id(driver, "known-at").send_keys("2024-05-01")
+    by_id(driver, "as-of-go").click()
+    wait(driver, lambda d: "LOVES_PLAYING" in table_text(d, "relations"))
+    assert "HAS_SISTER" in table_text(driver, "relations")
+    loves = next(line for line in table_text(driver, "relations").splitlines() if "LOVES_PLAYING" in line)
+    assert "2024-06-15" not in loves and "holds" in loves  # its end was learnt later: not shown as known then
+    assert "known_at=2024-05-01" in driver.current_url
+    assert "as graphmem knew it at 2024-05-01" in by_id(driver, "graph-caption").text
+    driver.save_screenshot(str(folder / "3b-graph-known-at.png"))
+    by_id(driver, "known-at").clear()
+    by_id(driver, "known-at").send_keys("2024-02-01")
+    by_id(driver, "as-of-go").click()
+    wait(driver, lambda d: "HAS_SISTER" not in table_text(d, "relations"))
+    assert "LOVES_PLAYING" in table_text(driver, "relations")
+    by_id(driver, "as-of-now").click()  # back to now, as known now
+    wait(driver, lambda d: "LOVES_PLAYING" not in table_text(d, "relations") and "HAS_SISTER" in table_text(d, "relations"))
+    assert "known_at" not in driver.current_url and by_id(driver, "known-at").get_attribute("value") == ""
 
 
 def _timeline_screen(driver, folder: Path) -> None:

@@ -10,7 +10,7 @@ const DRAW_LIMIT = 250;
 const LIST_LIMIT = 500;
 const PALETTE = ["#2458c6", "#c0392b", "#16a085", "#8e44ad", "#d68910", "#2e86c1", "#7d6608", "#c2185b", "#138d75", "#6c3483"];
 
-const state = { user: null, asOf: null, graph: null, focus: null, span: null, entity: null, auth: true };
+const state = { user: null, asOf: null, knownAt: null, graph: null, focus: null, span: null, entity: null, auth: true };
 const $ = (id) => document.getElementById(id);
 window.inspectorTimes = {};
 
@@ -96,10 +96,10 @@ function clearUser() {
   if (window.inspectorCy) { window.inspectorCy.destroy(); window.inspectorCy = null; }
 }
 
-async function openUser(user, asOf) {
+async function openUser(user, asOf, knownAt) {
   clearError();
   clearUser();
-  state.user = user; state.asOf = asOf || null; state.focus = null;
+  state.user = user; state.asOf = asOf || null; state.knownAt = knownAt || null; state.focus = null;
   $("user-id").value = user;
   rememberInUrl();
   status(`loading ${user}…`);
@@ -121,6 +121,7 @@ function rememberInUrl() {
   url.search = "";
   if (state.user) url.searchParams.set("user_id", state.user);
   if (state.asOf) url.searchParams.set("as_of", state.asOf);
+  if (state.knownAt) url.searchParams.set("known_at", state.knownAt);
   history.replaceState(null, "", url);
 }
 
@@ -205,7 +206,7 @@ async function deleteMemory(m) {
 
 async function loadGraph() {
   const started = performance.now();
-  const response = await api("GET", "/ui/api/graph", { user_id: state.user, as_of: state.asOf });
+  const response = await api("GET", "/ui/api/graph", { user_id: state.user, as_of: state.asOf, known_at: state.knownAt });
   const graph = response.json();
   window.inspectorTimes.graphBytes = response.text.length;
   window.inspectorTimes.graphFetchMs = performance.now() - started;
@@ -231,6 +232,7 @@ function syncSlider() {
   $("as-of-slider").value = String(Math.round(((at - first) / (last - first)) * 1000));
   $("as-of-label").textContent = state.asOf ? state.asOf : "now";
   $("as-of").value = state.asOf || "";
+  $("known-at").value = state.knownAt || "";
 }
 
 function sliderMoved(final) {
@@ -242,7 +244,13 @@ function sliderMoved(final) {
 }
 
 async function setAsOf(at) {
-  state.asOf = at;
+  await setTimes(at, state.knownAt);
+}
+
+// as_of: when a fact held; known_at: what graphmem had learnt by then (facts learnt later left out)
+async function setTimes(asOf, knownAt) {
+  state.asOf = asOf;
+  state.knownAt = knownAt;
   rememberInUrl();
   await guarded(async () => { await loadGraph(); drawGraph(); });
 }
@@ -261,11 +269,17 @@ function renderRelations() {
     if (!r.holds) tr.className = "retired";
     tr.dataset.id = r.id;
     tr.append(entityCell(r.source), cell(r.relationship), entityCell(r.destination), cell(short(r.valid_at)),
-      cell(short(r.invalid_at)), cell(r.holds ? "holds" : "retired"));
+      cell(short(knownEnd(r))), cell(r.holds ? "holds" : "retired"));
     return tr;
   });
   $("relations").tBodies[0].replaceChildren(...rows);
   $("relations-more").textContent = shown.length > LIST_LIMIT ? `${shown.length - LIST_LIMIT} more: narrow the filter` : "";
+}
+
+// a relation's end as known at known_at: an end graphmem learnt later was not known then
+function knownEnd(r) {
+  if (state.knownAt && r.expired_at && Date.parse(r.expired_at) > Date.parse(state.knownAt)) return "";
+  return r.invalid_at;
 }
 
 function drawGraph() {
@@ -285,7 +299,8 @@ function drawGraph() {
   window.inspectorTimes.drawnNodes = nodes.length;
   window.inspectorTimes.drawnAt = performance.now();
   $("graph-caption").textContent = `${state.graph.entities.length} entities, ${shownRelations().length} relations` +
-    (state.asOf ? ` as of ${state.asOf}` : " now") + (note ? `; ${note}` : "");
+    (state.asOf ? ` as of ${state.asOf}` : " now") + (state.knownAt ? `, as graphmem knew it at ${state.knownAt}` : "") +
+    (note ? `; ${note}` : "");
   document.body.dataset.graphDrawn = String(Date.now());
 }
 
@@ -476,7 +491,7 @@ function wire() {
     sessionStorage.setItem(KEY_SLOT, $("api-key").value);
     $("api-key").value = "";
     clearError();
-    if (await startSession() && state.user) await openUser(state.user, state.asOf);
+    if (await startSession() && state.user) await openUser(state.user, state.asOf, state.knownAt);
   });
   $("forget-key").addEventListener("click", () => { sessionStorage.removeItem(KEY_SLOT); clearUser(); location.reload(); });
   $("search-form").addEventListener("submit", (e) => { e.preventDefault(); guarded(searchMemories); });
@@ -484,8 +499,8 @@ function wire() {
   $("show-retired-memories").addEventListener("change", () => guarded(searchMemories));
   $("as-of-slider").addEventListener("input", () => sliderMoved(false));
   $("as-of-slider").addEventListener("change", () => sliderMoved(true));
-  $("as-of-go").addEventListener("click", () => setAsOf($("as-of").value.trim() || null));
-  $("as-of-now").addEventListener("click", () => setAsOf(null));
+  $("as-of-go").addEventListener("click", () => setTimes($("as-of").value.trim() || null, $("known-at").value.trim() || null));
+  $("as-of-now").addEventListener("click", () => setTimes(null, null));
   $("show-retired").addEventListener("change", () => { renderRelations(); drawGraph(); });
   $("relation-filter").addEventListener("input", renderRelations);
   $("focus-go").addEventListener("click", () => { state.focus = $("focus").value.trim() || null; drawGraph(); });
@@ -506,8 +521,9 @@ async function boot() {
   const params = new URLSearchParams(location.search);
   state.user = params.get("user_id");
   state.asOf = params.get("as_of");
+  state.knownAt = params.get("known_at");
   if (state.user) $("user-id").value = state.user;
-  if (await startSession() && state.user) await openUser(state.user, state.asOf);
+  if (await startSession() && state.user) await openUser(state.user, state.asOf, state.knownAt);
   document.body.dataset.ready = "1";
 }
 
