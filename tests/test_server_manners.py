@@ -94,7 +94,10 @@ def test_mcp_http_prints_its_url(tmp_path):
         args = graphmem_command("mcp", "--http", "--user", "ann", "--port", str(port), "--config", str(config))
         with running(args, f"http://127.0.0.1:{port}/mcp", tmp_path / "mcp.log"):
             text = (tmp_path / "mcp.log").read_text(errors="replace")
+            health = httpx.get(f"http://127.0.0.1:{port}/health", timeout=10)
     assert f"MCP (streamable HTTP) at http://127.0.0.1:{port}/mcp for user_id=ann" in text
+    assert f"health: http://127.0.0.1:{port}/health" in text
+    assert health.status_code == 200 and health.json() == {"status": "ok", "store": "reachable", "version": __version__}
 
 
 @pytest.mark.neo4j

@@ -101,8 +101,9 @@ def _mcp(ns: argparse.Namespace, config: dict[str, Any] | None) -> int:
     _access_log()  # on stderr: stdio's protocol is on stdout
     if ns.http:
         served = ", ".join(f"{k}={v}" for k, v in scope.items() if v) or "the scope each call names"
-        print(f"graphmem mcp: MCP (streamable HTTP) at {urls(ns.host, ns.port)['mcp']} for {served}\n  stop with Ctrl-C",
-              file=sys.stderr, flush=True)
+        where = urls(ns.host, ns.port)
+        print(f"graphmem mcp: MCP (streamable HTTP) at {where['mcp']} for {served}\n  health: {where['health']}\n"
+              "  stop with Ctrl-C", file=sys.stderr, flush=True)
     serve(config, scope if fixed else None, http=ns.http, host=ns.host, port=ns.port)
     print("graphmem mcp: stopped", file=sys.stderr)
     return 0

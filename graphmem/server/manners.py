@@ -8,7 +8,6 @@ Swagger UI is vendored from npm's swagger-ui-dist under ``static/swagger-ui`` (i
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from pathlib import Path
@@ -21,7 +20,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
 
 from graphmem.aio import AsyncMemory
-from graphmem.errors import GraphMemError
+from graphmem.server import views
 
 STATIC = Path(__file__).parent / "static"
 ACCESS = logging.getLogger("graphmem.server.access")
@@ -46,14 +45,8 @@ def install(app: FastAPI, memory: AsyncMemory) -> None:
 
     @app.get("/health", summary="Whether the server and its store answer (no key needed)", tags=["health"])
     async def health() -> JSONResponse:
-        from graphmem import __version__
-
-        try:
-            await asyncio.to_thread(memory.sync.store.ping)  # one request, no retries: a prompt answer
-        except GraphMemError as exc:
-            return JSONResponse({"status": "unavailable", "store": f"unreachable: {type(exc).__name__}",
-                                 "version": __version__}, status_code=503)
-        return JSONResponse({"status": "ok", "store": "reachable", "version": __version__})
+        body, status = await views.health(memory)
+        return JSONResponse(body, status_code=status)
 
 
 class AccessLog(BaseHTTPMiddleware):

@@ -17,10 +17,13 @@ from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from starlette.requests import Request
+from starlette.responses import JSONResponse
 
 from graphmem.aio import AsyncMemory
 from graphmem.errors import GraphMemError, InvalidInputError, NotFoundError
 from graphmem.results import MemoryResult, SearchResult
+from graphmem.server import views
 from graphmem.server.access import ScopeIds, scope_ids, scope_sees
 from graphmem.server.views import neighbourhood
 
@@ -158,6 +161,12 @@ def build_server(memory: AsyncMemory, scope: Scope | None) -> Any:
     named = ", ".join(f"{k}={v}" for k, v in (fixed or {}).items() if v) or "the scope each call names"
     server = MCPServer("graphmem", instructions=f"Long-term memory (facts and a temporal knowledge graph) for {named}.",
                        log_level="WARNING")
+    async def health(request: Request) -> JSONResponse:
+        body, status = await views.health(memory)
+        return JSONResponse(body, status_code=status)
+
+    server.custom_route("/health", methods=["GET"])(health)  # streamable HTTP only; no scope, no key, no arguments
+
     for name in TOOL_NAMES:
         server.add_tool(bound(tools, name), name=name, description=" ".join((getattr(Tools, name).__doc__ or "").split()))
         _refuse_unknown_arguments(server, name)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
+from graphmem.aio import AsyncMemory
+from graphmem.errors import GraphMemError
 from graphmem.stores.base import relation_visible
 from graphmem.types import parse_time, utcnow
 
@@ -20,3 +23,16 @@ def neighbourhood(timeline: dict[str, Any], as_of: str | None = None, known_at: 
                             parse_time(r["expired_at"]), when, known, now)
     ]
     return {"entity": timeline["entity"], "relations": current}
+
+
+async def health(memory: AsyncMemory) -> tuple[dict[str, str], int]:
+    """GET /health of both servers: the body and status. The store is asked once, without the
+    driver's retries (GraphStore.ping), so a load balancer's check gets a prompt answer: 200, or
+    503 naming the error's kind (never its text: the check needs no key)."""
+    from graphmem import __version__
+
+    try:
+        await asyncio.to_thread(memory.sync.store.ping)
+    except GraphMemError as exc:
+        return {"status": "unavailable", "store": f"unreachable: {type(exc).__name__}", "version": __version__}, 503
+    return {"status": "ok", "store": "reachable", "version": __version__}, 200
