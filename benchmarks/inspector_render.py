@@ -6,8 +6,9 @@ opens ``/ui?user_id=...`` in Debian's chromium through Selenium and reads the pa
 (``window.inspectorTimes``, performance.now() in the page):
 
   open       navigation start -> memories and graph loaded, graph drawn (the Memories tab shown)
-  redraw     click "Now" on the Graph tab -> graph fetched again, drawn, one frame painted
-  fetch      the graph request of that redraw (network + JSON parse)
+  redraw     click "Now" on the Graph tab -> relations re-marked for the new moment in the page (as a
+             slider move does; no request since the page holds every relation version), drawn, painted
+  fetch      the graph request of that redraw (0: none)
   draw       cytoscape build + layout of that redraw
   centre     "Centre" on another entity -> its neighbourhood drawn and painted (no fetch)
   drawn      nodes in the drawing (above 250 entities the drawing is one entity's neighbourhood)

@@ -146,7 +146,8 @@ def test_inspector_for_a_tenant_key(chrome, world):  # noqa: F811 - the fixture 
     assert driver.execute_script("return sessionStorage.getItem('graphmem-inspector-key')") == world["keys"]["alice"]
     _memories_screen(driver, world, folder)
     _graph_screen(driver, folder)
-    _known_at_screen(driver, folder)
+    same_holds_as_server(driver, world, None)
+    _known_at_screen(driver, world, folder)
     _timeline_screen(driver, folder)
     _forget_screen(driver, world, folder)
     _other_tenant(driver, world, folder)
@@ -183,6 +184,7 @@ def _graph_screen(driver, folder: Path) -> None:
     by_id(driver, "as-of-slider").send_keys(Keys.END)  # keyboard: the slider to "now"
     graph_drawn_after(driver, drawn)
     assert by_id(driver, "as-of-label").text == "now"
+    assert driver.execute_script("return window.inspectorTimes.graphFetchMs") == 0  # re-marked in the page, no request
     assert "as_of" not in driver.current_url
     relations = table_text(driver, "relations")
     assert "LOVES_PLAYING" not in relations and "HAS_NAME" in relations
@@ -197,7 +199,22 @@ def _graph_screen(driver, folder: Path) -> None:
     by_id(driver, "show-retired").click()
 
 
-def _known_at_screen(driver, folder: Path) -> None:
+#: instants around the story's times (T1 2024-01-10 09:00, T2 2024-03-01 09:00, T3 2024-06-15 10:00), ends included
+INSTANTS = ("2024-01-01T00:00:00.000Z", "2024-01-10T09:00:00.000Z", "2024-03-01T08:59:59.999Z", "2024-04-01T00:00:00.000Z",
+            "2024-06-15T09:59:59.999Z", "2024-06-15T10:00:00.000Z", "2024-07-01T00:00:00.000Z", None)
+
+
+def same_holds_as_server(driver, world, known_at: str | None) -> None:
+    """The slider re-marks relations in the page (a port of graphmem's time rule): at every instant,
+    the page marks each relation as the server does for the same as_of and known_at."""
+    for as_of in INSTANTS:
+        mine = driver.execute_script("return window.inspectorHoldsAt(arguments[0])", as_of)
+        params = {k: v for k, v in (("as_of", as_of), ("known_at", known_at)) if v}
+        theirs = {r["id"]: r["holds"] for r in api(world, "alice", "/ui/api/graph", user_id=world["alice"], **params).json()["relations"]}
+        assert mine == theirs, (as_of, known_at, mine, theirs)
+
+
+def _known_at_screen(driver, world, folder: Path) -> None:
     """Known at May 2024, graphmem had not yet learnt (2024-06-15) that badminton ended: it holds
     now as known then. Known at February 2024, the sister (learnt 2024-03-01) is not there yet."""
     assert by_id(driver, "as-of-label").text == "now" and "LOVES_PLAYING" not in table_text(driver, "relations")
@@ -210,11 +227,13 @@ def _known_at_screen(driver, folder: Path) -> None:
     assert "known_at=2024-05-01" in driver.current_url
     assert "as graphmem knew it at 2024-05-01" in by_id(driver, "graph-caption").text
     driver.save_screenshot(str(folder / "3b-graph-known-at.png"))
+    same_holds_as_server(driver, world, "2024-05-01")
     by_id(driver, "known-at").clear()
     by_id(driver, "known-at").send_keys("2024-02-01")
     by_id(driver, "as-of-go").click()
     wait(driver, lambda d: "HAS_SISTER" not in table_text(d, "relations"))
     assert "LOVES_PLAYING" in table_text(driver, "relations")
+    same_holds_as_server(driver, world, "2024-02-01")
     by_id(driver, "as-of-now").click()  # back to now, as known now
     wait(driver, lambda d: "LOVES_PLAYING" not in table_text(d, "relations") and "HAS_SISTER" in table_text(d, "relations"))
     assert "known_at" not in driver.current_url and by_id(driver, "known-at").get_attribute("value") == ""

@@ -243,17 +243,59 @@ function sliderMoved(final) {
   if (final) setAsOf(at);
 }
 
+// The slider's moments are exact instants (toISOString), and the graph holds every relation version:
+// moving it re-marks the relations here, without a request (at 5,000 entities the request was 1-3.5 s)
 async function setAsOf(at) {
-  await setTimes(at, state.knownAt);
+  if (!state.graph) { await setTimes(at, state.knownAt); return; }
+  state.asOf = at;
+  rememberInUrl();
+  window.inspectorTimes.graphFetchMs = 0;
+  markHolding();
+  syncSlider();
+  renderRelations();
+  drawGraph();
 }
 
-// as_of: when a fact held; known_at: what graphmem had learnt by then (facts learnt later left out)
+// as_of: when a fact held; known_at: what graphmem had learnt by then (facts learnt later left out).
+// Typed times go to the server, which reads every format graphmem accepts and refuses bad ones.
 async function setTimes(asOf, knownAt) {
+  if (asOf === null && knownAt === null && state.knownAt === null && state.graph) { await setAsOf(null); return; }
   state.asOf = asOf;
   state.knownAt = knownAt;
   rememberInUrl();
   await guarded(async () => { await loadGraph(); drawGraph(); });
 }
+
+// graphmem's time rule (graphmem.stores.base.relation_visible), ported; the inspector test checks
+// that it marks the relations as the server does
+function holdsAt(r, asOf, knownAt, now) {
+  const t = (s) => (s ? Date.parse(s) : null);
+  const valid = t(r.valid_at), created = t(r.created_at), expired = t(r.expired_at);
+  let invalid = t(r.invalid_at);
+  if (knownAt !== null) {
+    if (created !== null && created > knownAt) return false;
+    if (expired !== null && expired <= knownAt) return false;
+    if (expired !== null) invalid = null;  // an end learnt later was not known then
+  }
+  const at = asOf ?? knownAt ?? now;
+  return (valid === null || valid <= at) && (invalid === null || at < invalid);
+}
+
+function markHolding() {
+  const asOf = state.asOf ? Date.parse(state.asOf) : null;
+  const knownAt = state.graph.known_at ? Date.parse(state.graph.known_at) : null;  // as the server read it
+  const now = Date.now();
+  for (const r of state.graph.relations) r.holds = holdsAt(r, asOf, knownAt, now);
+}
+window.inspectorHoldsAt = (asOf) => {
+  const saved = state.asOf;
+  state.asOf = asOf;
+  markHolding();
+  const out = Object.fromEntries(state.graph.relations.map((r) => [r.id, r.holds]));
+  state.asOf = saved;
+  markHolding();
+  return out;
+};
 
 function shownRelations() {
   const retired = $("show-retired").checked;
