@@ -5,6 +5,7 @@ Chromium) and declares its API-key schemes in the OpenAPI schema."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 import uuid
@@ -52,6 +53,17 @@ def test_health_says_the_store_answers_and_the_version(rest):
     response = httpx.get(f"{url}/health")  # no key needed
     assert response.status_code == 200
     assert response.json() == {"status": "ok", "store": "reachable", "version": __version__}
+
+
+def test_large_answers_are_compressed_for_clients_that_accept_it(rest):
+    url, _ = rest
+    with httpx.stream("GET", f"{url}/openapi.json", headers={"Accept-Encoding": "gzip"}) as schema:
+        sent = b"".join(schema.iter_raw())  # the bytes on the wire
+    assert schema.headers["content-encoding"] == "gzip"
+    plain = httpx.get(f"{url}/openapi.json", headers={"Accept-Encoding": "identity"})
+    assert "content-encoding" not in plain.headers and plain.json()["info"]["title"] == "graphmem"
+    assert gzip.decompress(sent) == plain.content and len(sent) < len(plain.content) / 3
+    assert "content-encoding" not in httpx.get(f"{url}/health", headers={"Accept-Encoding": "gzip"}).headers  # small: as is
 
 
 def test_openapi_declares_the_key_schemes(rest):

@@ -1,5 +1,5 @@
 """What a server owes the person who starts it: /docs served from the package (no CDN, works
-offline), /health (the store reachable, the version), an access log at INFO that names a request's
+offline), /health (the store reachable, the version), compressed answers, an access log at INFO that names a request's
 key by its name (never the key), and the API-key security schemes in the OpenAPI schema, so
 Swagger's "Authorize" button can send a key.
 
@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 from fastapi import FastAPI, Request, Response
+from fastapi.middleware.gzip import GZipMiddleware
 from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.security import APIKeyHeader, HTTPBearer
@@ -34,6 +35,11 @@ BEARER = HTTPBearer(auto_error=False, scheme_name="Bearer",
 def install(app: FastAPI, memory: AsyncMemory) -> None:
     """Add /docs, /health and the access log to the REST app (create it with docs_url=None)."""
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    # Bodies of 1 KB or more are gzipped for clients that accept it: the inspector's graph of a
+    # 5,000-entity user is 4.1 MB as JSON, 0.7 MB gzipped. Keys travel in headers, never cookies, so
+    # a page of another site cannot make compressed answers carry them. Added before the access log,
+    # so it sits inside it and sees each answer whole (the log streams what it passes on).
+    app.add_middleware(GZipMiddleware, minimum_size=1000, compresslevel=6)  # 9: 2.7x the time, 1% smaller
     app.add_middleware(AccessLog)
 
     @app.get("/docs", include_in_schema=False)
