@@ -18,7 +18,9 @@
 // Relations find their endpoints by id, else by the canonical name of the entity written with that
 // id. A relation (source, type, destination) with a current instance written with the same ids
 // ($ids: a user's two runs keep their own instances) gets one more mention;
-// otherwise a new instance is created. The type is a parameter even there (dynamic types).
+// otherwise a new instance is created. The type is a parameter even there (dynamic types). A version
+// restored from an export (graphmem load) keeps its created_at, and one with expired_at (history) is
+// always an instance of its own.
 // Memories, one CALL per item so each sees the ones before it (ADD then UPDATE of one id works):
 // ADD creates the id unless it exists (in any scope), valid_at (event time) defaulting to $at;
 // UPDATE (valid_at when given) and DELETE (deleted_at = $at, invalid_at = the event time it ended)
@@ -36,8 +38,10 @@
 //   $invalidations (list of {id, invalid_at}),
 //   $entities (list of {id, name, canonical, entity_type, label, embedding, is_new, seq}),
 //   $relations (list of {id, type, source_id, source_canonical, destination_id,
-//                        destination_canonical, valid_at, invalid_at, seq}),
+//                        destination_canonical, valid_at, invalid_at, created_at, expired_at, seq};
+//                        created_at and expired_at null except in a restore),
 //   $memories (list of {event, id, text, hash, embedding, metadata, meta, role, expires_at, seq, valid_at, invalid_at,
+//                       created_at (null except in a restore),
 //                       mentions: list of {id, canonical}, said_at, turn, times, time_from, time_to}),
 //   $messages (list of {offset, role, content, timestamp, expires_at}), $keep_messages,
 //   $idempotency_key (null, or a bulk import's key: an (:ImportKey) created with the add; one that
@@ -108,7 +112,7 @@ CALL () {
     // a pattern comprehension between the two bound endpoints: always an expand from s (an OPTIONAL
     // MATCH here was planned as a scan of every relationship of the database, then a filter)
     WITH x, s, d, head([(s)-[r]->(d)
-                        WHERE type(r) = x.type AND r.scope = $scope AND coalesce(r.ids, r.scope) = $ids
+                        WHERE x.expired_at IS NULL AND type(r) = x.type AND r.scope = $scope AND coalesce(r.ids, r.scope) = $ids
                           AND r.invalid_at IS NULL AND r.expired_at IS NULL | r]) AS current
     CALL (current) {
       WITH * WHERE current IS NOT NULL
@@ -120,8 +124,8 @@ CALL () {
       WITH * WHERE current IS NULL
       CREATE (s)-[r:$(x.type)]->(d)
       SET r += $scope_ids, r.id = x.id, r.scope = $scope, r.ids = $ids, r.valid_at = x.valid_at, r.invalid_at = x.invalid_at,
-          r.created_at = $at, r.updated_at = $at, r.mentions = 1, r.provenance = [$add_id],
-          r.seq = x.seq
+          r.created_at = coalesce(x.created_at, $at), r.updated_at = coalesce(x.created_at, $at),
+          r.expired_at = x.expired_at, r.mentions = 1, r.provenance = [$add_id], r.seq = x.seq
     }
   }
   RETURN sum(CASE WHEN s IS NULL OR d IS NULL THEN 1 ELSE 0 END) AS missing
@@ -134,7 +138,8 @@ CALL () {
       WITH * WHERE x.event = 'ADD' AND known IS NULL
       CREATE (m:Memory {id: x.id})
       SET m += $scope_ids, m += x.meta, m.scope = $scope, m.text = x.text, m.hash = x.hash,
-          m.metadata = x.metadata, m.role = x.role, m.created_at = $at, m.updated_at = $at, m.seq = x.seq,
+          m.metadata = x.metadata, m.role = x.role, m.created_at = coalesce(x.created_at, $at),
+          m.updated_at = coalesce(x.created_at, $at), m.seq = x.seq,
           m.expires_at = x.expires_at, m.valid_at = coalesce(x.valid_at, $at),
           m.said_at = x.said_at, m.turn = x.turn, m.times = x.times, m.time_from = x.time_from, m.time_to = x.time_to
       WITH m, x

@@ -429,6 +429,11 @@ class RelationWrite:
     invalid_at: datetime | None = None
     #: the id a new instance gets (chosen here, so add() can report it without reading it back)
     id: str = field(default_factory=new_id)
+    #: a version restored from an export (graphmem load) keeps its transaction times: ``created_at``
+    #: (None: the write's time) and ``expired_at``. A version with ``expired_at`` is history: it is
+    #: written as it was, never merged into the current instance of its triple
+    created_at: datetime | None = None
+    expired_at: datetime | None = None
 
 
 @dataclass
@@ -462,6 +467,9 @@ class MemoryWrite:
     times: list[TimeSpan] | None = None
     valid_at: datetime | None = None
     invalid_at: datetime | None = None
+    #: ADD of a memory restored from an export (graphmem load): when it was first stored (None: the
+    #: write's time), so known_at reads answer on the copy as on the original
+    created_at: datetime | None = None
 
     @property
     def hash(self) -> str:

@@ -132,3 +132,53 @@ def test_cypher_export_with_memories_loads_into_neo4j(server, neo4j_uri, request
         m.delete_all(user_id=uid)
         m.delete_all(user_id=copy)
         m.close()
+
+
+def _versions(memory, user: str, own_names: tuple[str, ...]) -> set[tuple]:
+    """Every relation version of a user with both time axes, the user's own node named "me"."""
+    def name(n: str) -> str:
+        return "me" if n in own_names else n
+    found = memory.get_all(user_id=user, include_invalidated=True, limit=1000)["relations"]
+    return {(name(r["source"]), r["relationship"], name(r["destination"]), r["valid_at"], r["invalid_at"], r["created_at"],
+             r["expired_at"]) for r in found}
+
+
+def _seen(memory, user: str, **when) -> set[tuple[str, str]]:
+    found = memory.search("badminton sister Desmond Jesica dog", user_id=user, limit=50, **when)["relations"]
+    return {(r["relationship"], r["destination"]) for r in found}
+
+
+def test_a_load_keeps_every_relation_version_and_both_time_axes(server, store, request, tmp_path, uid):
+    """An export with retired relations loads with them and with when graphmem learnt each one (and
+    when each memory was stored), so the copy answers as_of and known_at questions as the original
+    does (both stores)."""
+    from test_browser import load_story
+
+    kind = "neo4j" if type(store).__name__ == "Neo4jStore" else "embedded"
+    original = make_memory(server, store, TEST_DIMS, history_db_path=str(tmp_path / "h.db"), context={"summary_every": 0})
+    load_story(store, Scope.of(user_id=uid), TEST_DIMS)  # badminton learnt 2024-01-10, retired (and learnt so) 2024-06-15
+    original.add("I love playing badminton on Sundays", user_id=uid, infer=False, timestamp="2024-01-10")
+    bob = f"bob-{uuid.uuid4().hex[:8]}"
+    exported = retarget(read_graph(store, Scope.of(user_id=uid), include_invalidated=True), Scope.of(user_id=bob))
+    path = tmp_path / "export.json"
+    path.write_text(to_json(exported), encoding="utf-8")
+    target = make_memory(server, make_store(kind, request, tmp_path / "fresh"), TEST_DIMS, history_db_path=str(tmp_path / "h2.db"),
+                         context={"summary_every": 0})
+    try:
+        counts = load_graph(target, read_export(path))
+        versions = _versions(original, uid, (uid,))
+        assert counts["relations"] == len(versions) == 5
+        assert any(v[1] == "LOVES_PLAYING" and v[6] is not None for v in versions)  # the story has a retired version
+        assert _versions(target, bob, (bob,)) == versions
+        stored = {(m["memory"], m["created_at"], m["valid_at"]) for m in original.get_all(user_id=uid)["results"]}
+        assert {(m["memory"], m["created_at"], m["valid_at"]) for m in target.get_all(user_id=bob)["results"]} == stored
+        for when in ({}, {"as_of": "2024-04-01"}, {"known_at": "2024-05-01"}, {"known_at": "2024-02-01"},
+                     {"as_of": "2024-04-01", "known_at": "2024-07-01"}):
+            assert _seen(target, bob, **when) == _seen(original, uid, **when), when
+        assert ("LOVES_PLAYING", "badminton") in _seen(target, bob, known_at="2024-05-01")  # its end was learnt later
+        assert ("LOVES_PLAYING", "badminton") not in _seen(target, bob)
+    finally:
+        target.delete_all(user_id=bob)
+        original.delete_all(user_id=uid)
+        target.close()
+        original.close()

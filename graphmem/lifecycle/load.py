@@ -6,8 +6,12 @@
 
 The export carries no embeddings (they belong to one embedder): the loader embeds entity names and
 memory texts with the configured embedder, then writes everything in one add (one transaction, with
-ADD history rows for the memories). Current relations are loaded with their event times; retired
-ones are history and stay out. The target scope must be empty: a load never merges into a graph.
+ADD history rows for the memories). Every relation version in the export is loaded with both time
+axes as exported: event time (valid_at, invalid_at) and transaction time (created_at, expired_at),
+and the live memories with when they were stored, so search(as_of=...) and search(known_at=...)
+answer on the copy as on the original (an export made with --include-invalidated carries the
+retired versions; deleted memories are not exported). The target scope must be empty: a
+load never merges into a graph.
 """
 
 from __future__ import annotations
@@ -83,13 +87,13 @@ def load_graph(memory: Memory, graph: ScopeGraph) -> dict[str, int]:
     vectors = memory.embedder.embed([e.name for e in graph.entities]) if graph.entities else []
     write.entities = [EntityWrite(e.id, e.name, e.canonical, e.entity_type, v, True, dict(e.attributes))
                       for e, v in zip(graph.entities, vectors, strict=True)]
-    current = [r for r in graph.relations if r.expired_at is None]
     write.relations = [RelationWrite(r.source_id, sanitize_relation_type(r.relationship), r.destination_id,
-                                     valid_at=r.valid_at or write.at, invalid_at=r.invalid_at, id=r.id) for r in current]
+                                     valid_at=r.valid_at or write.at, invalid_at=r.invalid_at, id=r.id,
+                                     created_at=r.created_at, expired_at=r.expired_at) for r in graph.relations]
     texts = [m.text for m in graph.memories]
     vectors = memory.embedder.embed(texts) if texts else []
     write.memories = [MemoryWrite("ADD", m.id, m.text, v, m.metadata, m.role, said_at=m.said_at, valid_at=m.valid_at or m.created_at,
-                                  expires_at=m.expires_at)
+                                  expires_at=m.expires_at, created_at=m.created_at)
                       for m, v in zip(graph.memories, vectors, strict=True)]
     memory._commit(AddOutcome(add_id=write.add_id, write=write))
     return {"entities": len(write.entities), "relations": len(write.relations), "memories": len(write.memories)}
@@ -113,7 +117,7 @@ def run(ns: Any, config: dict[str, Any] | None) -> int:
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("load", help="load a JSON export into the configured store",
                        description="Write a graph exported with `graphmem export --format json` into the configured store "
-                       "(entity names and memories re-embedded with its embedder; current relations only). The scope must be empty.")
+                       "(entity names and memories re-embedded with its embedder; every relation version with both time axes). The scope must be empty.")
     p.add_argument("file", type=Path, help="the JSON export")
     g = p.add_argument_group("load as another scope (its own node renamed, fresh ids)")
     g.add_argument("--as-user", help="user id to load as")

@@ -90,18 +90,19 @@ class WritePlanner:
                 if end not in written and not self.graph.in_scope(end, key):
                     raise InvalidInputError(f"relation endpoint {end!r} is not an entity of the scope")
             triple = (src, r.relationship, dst)
-            found = planned.get(triple) or self.graph.current_instance(*triple, skip=retired, ids=w.scope.full_key)
+            history = r.expired_at is not None  # a restored retired version: its own instance
+            found = None if history else planned.get(triple) or self.graph.current_instance(*triple, skip=retired, ids=w.scope.full_key)
             if found:
                 ops.append(["mention", found, w.add_id, at])
                 continue
             rid = r.id
             ops.append(["relation", {
                 "id": rid, "source_id": src, "destination_id": dst, "type": r.relationship,
-                "valid_at": _iso(r.valid_at), "invalid_at": _iso(r.invalid_at), "created_at": at,
-                "updated_at": at, "expired_at": None, "mentions": 1, "provenance": [w.add_id], "scope": key,
+                "valid_at": _iso(r.valid_at), "invalid_at": _iso(r.invalid_at), "created_at": _iso(r.created_at) or at,
+                "updated_at": _iso(r.created_at) or at, "expired_at": _iso(r.expired_at), "mentions": 1, "provenance": [w.add_id], "scope": key,
                 "ids": w.scope.full_key, **w.scope.properties(),
             }])  # fmt: skip
-            if r.invalid_at is None:
+            if r.invalid_at is None and not history:
                 planned[triple] = rid
 
     def _memories(self, w: GraphWrite, at: str | None, ids: dict[str, str], ops: list[Op]) -> None:
@@ -125,7 +126,8 @@ class WritePlanner:
                 ops.append(["memory", {
                     "id": m.id, "text": m.text, "hash": m.hash, "embedding": self._embedding(m),
                     "metadata": _copied(m.metadata or {}, copies), "role": m.role, "mentions": mentions,
-                    "scope": key, **w.scope.properties(), "created_at": at, "updated_at": at, "deleted_at": None,
+                    "scope": key, **w.scope.properties(), "created_at": _iso(m.created_at) or at,
+                    "updated_at": _iso(m.created_at) or at, "deleted_at": None,
                     "expires_at": _iso(m.expires_at),
                     **_said(m, w.at),
                     "valid_at": _iso(m.valid_at) or at, "invalid_at": None,

@@ -106,6 +106,7 @@ def _memory_row(m: MemoryWrite, seq: int, canonical_of: Mapping[str, str]) -> di
         "seq": seq,
         "valid_at": utc(m.valid_at),
         "invalid_at": utc(m.invalid_at),
+        "created_at": utc(m.created_at),
         "mentions": [{"id": i, "canonical": canonical_of.get(i)} for i in dict.fromkeys(m.entity_ids)],
     }
 

@@ -149,6 +149,8 @@ def write_graph(write: GraphWrite, unlock: bool = False) -> Statement:
                     "destination_canonical": canonical_of.get(r.destination_id),
                     "valid_at": utc(r.valid_at),
                     "invalid_at": utc(r.invalid_at),
+                    "created_at": utc(r.created_at),
+                    "expired_at": utc(r.expired_at),
                     "seq": seq,
                 }
                 for seq, r in enumerate(write.relations)
