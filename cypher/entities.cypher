@@ -2,6 +2,7 @@
 // Parameters: $scope
 MATCH (n:Entity)
 WHERE n.scope = $scope
-RETURN n {.id, .name, .canonical, .entity_type, .mentions, .created_at, .updated_at,
+// times as ISO text, as in get_all.cypher
+RETURN n {.id, .name, .canonical, .entity_type, .mentions, created_at: toString(n.created_at), updated_at: toString(n.updated_at),
           attrs: [k IN keys(n) WHERE k STARTS WITH 'attr_' | [k, n[k]]]} AS entity
 ORDER BY n.created_at, n.seq, n.id

@@ -41,9 +41,11 @@ CALL () {
     RETURN found[j] AS n, j + 1 AS offset
   }
   WITH i, hit, n, offset ORDER BY i, offset
+  // times as ISO text, as in search_memories.cypher (the driver hydrates DateTime in pure Python)
   RETURN collect({of: hit.id, offset: offset, vector: coalesce(2 * vector.similarity.cosine(n.embedding, $embedding) - 1, 0.0),
-                  memory: n {.id, .text, .hash, .user_id, .agent_id, .run_id, .metadata, .role, .created_at, .updated_at,
-                             .deleted_at, .said_at, .turn, .times}}) AS neighbours
+                  memory: n {.id, .text, .hash, .user_id, .agent_id, .run_id, .metadata, .role, .turn, .times,
+                             created_at: toString(n.created_at), updated_at: toString(n.updated_at),
+                             deleted_at: toString(n.deleted_at), said_at: toString(n.said_at)}}) AS neighbours
 }
 CALL () {
   MATCH (m:Memory)
@@ -57,7 +59,8 @@ CALL () {
   WITH m, coalesce(2 * vector.similarity.cosine(m.embedding, $embedding) - 1, 0.0) AS vector
   ORDER BY vector DESC, m.turn, m.id
   LIMIT $time_k
-  RETURN collect({vector: vector, memory: m {.id, .text, .hash, .user_id, .agent_id, .run_id, .metadata, .role, .created_at,
-                                             .updated_at, .deleted_at, .said_at, .turn, .times}}) AS dated
+  RETURN collect({vector: vector, memory: m {.id, .text, .hash, .user_id, .agent_id, .run_id, .metadata, .role, .turn, .times,
+                                             created_at: toString(m.created_at), updated_at: toString(m.updated_at),
+                                             deleted_at: toString(m.deleted_at), said_at: toString(m.said_at)}}) AS dated
 }
 RETURN neighbours, dated
