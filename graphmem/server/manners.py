@@ -1,14 +1,13 @@
 """What a server owes the person who starts it: /docs served from the package (no CDN, works
-offline), /health (the store reachable, the version), compressed answers, an access log at INFO that names a request's
-key by its name (never the key), and the API-key security schemes in the OpenAPI schema, so
-Swagger's "Authorize" button can send a key.
+offline), /health (the store reachable, the version), gzipped answers, an access log at INFO that
+names a request's key by its name (never the key), and the API-key security schemes in the OpenAPI
+schema, so Swagger's "Authorize" button can send a key.
 
 Swagger UI is vendored from npm's swagger-ui-dist under ``static/swagger-ui`` (its LICENSE beside it).
 """
 
 from __future__ import annotations
 
-import logging
 import time
 from pathlib import Path
 
@@ -22,9 +21,9 @@ from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoin
 
 from graphmem.aio import AsyncMemory
 from graphmem.server import views
+from graphmem.server.views import ACCESS
 
 STATIC = Path(__file__).parent / "static"
-ACCESS = logging.getLogger("graphmem.server.access")
 
 #: The two ways a key may travel, declared in the OpenAPI schema (the server also accepts "Token <key>").
 API_KEY_HEADER = APIKeyHeader(name="X-API-Key", auto_error=False, scheme_name="ApiKey",
@@ -32,8 +31,9 @@ API_KEY_HEADER = APIKeyHeader(name="X-API-Key", auto_error=False, scheme_name="A
 BEARER = HTTPBearer(auto_error=False, scheme_name="Bearer",
                     description="The same key as `Authorization: Bearer <key>` (or `Token <key>`).")
 
+
 def install(app: FastAPI, memory: AsyncMemory) -> None:
-    """Add /docs, /health and the access log to the REST app (create it with docs_url=None)."""
+    """Add /docs, /health, gzip and the access log to the REST app (create it with docs_url=None)."""
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     # Bodies of 1 KB or more are gzipped for clients that accept it: the inspector's graph of a
     # 5,000-entity user is 4.1 MB as JSON, 0.7 MB gzipped. Keys travel in headers, never cookies, so

@@ -11,7 +11,6 @@ Unknown arguments are refused (a tool error naming them), like every bad value.
 from __future__ import annotations
 
 import inspect
-import logging
 import time
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, Literal
@@ -25,10 +24,8 @@ from graphmem.errors import GraphMemError, InvalidInputError, NotFoundError
 from graphmem.results import MemoryResult, SearchResult
 from graphmem.server import views
 from graphmem.server.access import ScopeIds, scope_ids, scope_sees
-from graphmem.server.views import neighbourhood
+from graphmem.server.views import ACCESS, neighbourhood
 
-#: the REST server's access log too (manners.py, which needs FastAPI: the mcp extra does not bring it)
-ACCESS = logging.getLogger("graphmem.server.access")
 SCOPE_KEYS = ("user_id", "agent_id", "run_id")
 Scope = dict[str, str | None]
 Tool = Callable[..., Awaitable[Any]]
@@ -161,6 +158,7 @@ def build_server(memory: AsyncMemory, scope: Scope | None) -> Any:
     named = ", ".join(f"{k}={v}" for k, v in (fixed or {}).items() if v) or "the scope each call names"
     server = MCPServer("graphmem", instructions=f"Long-term memory (facts and a temporal knowledge graph) for {named}.",
                        log_level="WARNING")
+
     async def health(request: Request) -> JSONResponse:
         body, status = await views.health(memory)
         return JSONResponse(body, status_code=status)

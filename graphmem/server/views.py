@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
 
 from graphmem.aio import AsyncMemory
 from graphmem.errors import GraphMemError
 from graphmem.stores.base import relation_visible
 from graphmem.types import parse_time, utcnow
+
+#: both servers' access log: one INFO line per REST request (manners.AccessLog) or MCP tool call
+ACCESS = logging.getLogger("graphmem.server.access")
 
 
 def neighbourhood(timeline: dict[str, Any], as_of: str | None = None, known_at: str | None = None) -> dict[str, Any]:
