@@ -3,13 +3,15 @@
     GraphMemError
     ├── ConfigError            invalid configuration (unknown provider, missing model folder, ...)
     ├── InvalidInputError      bad arguments from the caller (no scope, unserialisable metadata, ...)
-    │   └── MissingScopeError  none of user_id / agent_id / run_id was given
+    │   ├── MissingScopeError  none of user_id / agent_id / run_id was given
+    │   └── LimitExceededError input over one of the limits of graphmem.schema.limits
     ├── NotFoundError          an id that does not exist (also a KeyError and a ValueError, like mem0's)
     ├── LLMError               the LLM could not be used
     │   ├── LLMUnavailableError    transport failure or retries exhausted (429, 5xx, timeouts)
     │   └── LLMResponseError       the answer could not be used (no tool call, invalid arguments)
     ├── EmbeddingError         the embedder failed
     ├── ClosedError            a Memory used after close()
+    ├── AccessDeniedError      a server's key may not use the scope a call names (REST 403, MCP tool error)
     └── StoreError             the graph store failed
         └── StoreUnavailableError  the database cannot be reached (message names the URL)
             └── LauncherError      the local Neo4j launcher could not build, start or stop Neo4j
@@ -35,6 +37,11 @@ class InvalidInputError(GraphMemError, ValueError):
 
 class MissingScopeError(InvalidInputError):
     """None of user_id, agent_id, run_id was given."""
+
+
+class LimitExceededError(InvalidInputError):
+    """An argument is over one of graphmem's input limits (graphmem.schema.limits: message length,
+    metadata depth and size, query length, ...); every door refuses the same input with it."""
 
 
 class NotFoundError(GraphMemError, KeyError, ValueError):
@@ -69,6 +76,10 @@ class ClosedError(GraphMemError):
     """A Memory (or a part of it) was used after ``close()``."""
 
 
+class AccessDeniedError(GraphMemError):
+    """A server's API key may not use the scope a call names (graphmem.server.access)."""
+
+
 class StoreError(GraphMemError):
     """The graph store failed."""
 
@@ -82,6 +93,7 @@ class LauncherError(StoreUnavailableError):
 
 
 __all__ = [
+    "AccessDeniedError",
     "ClosedError",
     "ConfigError",
     "EmbeddingError",
@@ -89,6 +101,7 @@ __all__ = [
     "InvalidInputError",
     "LLMError",
     "LauncherError",
+    "LimitExceededError",
     "LLMResponseError",
     "LLMUnavailableError",
     "MissingScopeError",

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import inspect
-import json
 import logging
-import math
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -35,6 +33,7 @@ from graphmem.retrieval.graph import search_relations
 from graphmem.retrieval.memories import search_memories
 from graphmem.retrieval.rerank import Reranker
 from graphmem.retrieval.when import annotate_times, parse_query
+from graphmem.schema import arguments
 from graphmem.schema.filters import scope_and_filter
 from graphmem.schema.type_filters import TypeFilter
 from graphmem.stages.conversation import Message
@@ -349,7 +348,7 @@ class Memory:
         """
         scope, flt = scope_and_filter(user_id, agent_id, run_id, filters)
         types = TypeFilter.of(entity_types, relationship_types)
-        query, threshold = _check_search(query, hops, limit, threshold, filters)
+        query, threshold = arguments.check_search(query, hops, limit, threshold)
         if not query:
             return {"results": [], "relations": []}
         chosen = get_preset(preset)
@@ -394,7 +393,7 @@ class Memory:
     ) -> SearchResult:
         """The scope's memories and relations, oldest first; ``filters`` as in ``search``."""
         scope, flt = scope_and_filter(user_id, agent_id, run_id, filters)
-        _check_limit(limit)
+        arguments.check_limit(limit)
         types = TypeFilter.of(entity_types, relationship_types)
         memories = self.store.list_memories(scope, include_deleted=include_invalidated, limit=limit, filters=flt)
         relations = self.store.get_all(
@@ -414,9 +413,7 @@ class Memory:
         """Every version of every relation touching ``entity``, in event-time order, with both time
         axes. ``entity`` may be "I" / "me" for the scope's own node."""
         scope = Scope.of(user_id, agent_id, run_id)
-        if not isinstance(entity, str) or not entity.strip():
-            raise InvalidInputError("entity must be a non-empty string")
-        _check_text("entity", entity)
+        arguments.entity_name(entity)
         key = canonical_name(entity)
         if key in SELF_WORDS:
             key = canonical_name(scope.self_name)
@@ -431,10 +428,8 @@ class Memory:
         """Replace a memory's text (re-embedded); recorded in its history. ``metadata`` keys are
         merged into the memory's metadata (mem0's rule: keys not given are kept)."""
         item = self._memory(memory_id)
-        if not isinstance(data, str) or not data.strip():
-            raise InvalidInputError("update needs non-empty text")
-        text = _check_text("data", data).strip()
-        merged = None if metadata is None else {**item.metadata, **checks.checked_metadata(metadata)}
+        text = arguments.update_text(data)
+        merged = None if metadata is None else checks.checked_metadata({**item.metadata, **checks.checked_metadata(metadata)})
         if text == item.text and merged in (None, item.metadata):  # nothing changes: no write, no history row
             return {"message": "Memory unchanged", "id": item.id, "memory": text}
         scope = Scope.of(item.user_id, item.agent_id, item.run_id)
@@ -457,7 +452,7 @@ class Memory:
         """Every change of a memory, oldest first (mem0's columns)."""
         if not isinstance(memory_id, str):
             raise InvalidInputError("memory_id must be a string")
-        return self.history_log.history(_check_text("memory_id", memory_id))
+        return self.history_log.history(arguments.check_text("memory_id", memory_id))
 
     @overload
     def _memory(self, memory_id: Any) -> MemoryItem: ...
@@ -467,7 +462,7 @@ class Memory:
     def _memory(self, memory_id: Any, must_exist: bool = True) -> MemoryItem | None:
         if not isinstance(memory_id, str) or not memory_id.strip():
             raise InvalidInputError("memory_id must be a non-empty string")
-        item = self.store.get_memory(_check_text("memory_id", memory_id).strip())
+        item = self.store.get_memory(arguments.check_text("memory_id", memory_id).strip())
         if item is None or item.deleted_at is not None:
             if must_exist:
                 raise NotFoundError(f"no memory with id {memory_id!r}")
@@ -504,8 +499,7 @@ class Memory:
         that mention it (whole word, any case), the rolling summary when it mentions it (rewritten
         later from the remaining messages), and the history rows of all of these."""
         scope = _erasable(Scope.of(user_id, agent_id, run_id))
-        if not isinstance(name, str) or not name.strip():
-            raise InvalidInputError("forget_entity needs the entity's name")
+        arguments.entity_name(name)
         if canonical_name(name) in SELF_WORDS:
             name = scope.self_name
         self._summarizer.drain()
@@ -566,50 +560,6 @@ def _closed_method(name: str) -> Callable[..., Any]:
 
     closed.__name__ = name
     return closed
-
-
-def _check_text(name: str, value: str) -> str:
-    """Text that will be stored or sent to a store must be valid Unicode (no lone surrogate)."""
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise InvalidInputError(f"{name} holds a lone surrogate character (not valid Unicode text)") from exc
-    return value
-
-
-#: Largest ``limit`` search and get_all accept (README: Input rules): a bound keeps the store's
-#: candidate counts (limit × oversampling) far inside 64-bit integers.
-MAX_LIMIT = 10_000
-
-
-def _check_limit(limit: Any) -> None:
-    if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
-        raise InvalidInputError(f"limit must be a positive integer, got {limit!r}")
-    if limit > MAX_LIMIT:
-        raise InvalidInputError(f"limit must be at most {MAX_LIMIT}, got {limit}")
-
-
-def _check_threshold(threshold: Any) -> float | None:
-    if threshold is None:
-        return None
-    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not math.isfinite(threshold):
-        raise InvalidInputError(f"threshold must be a number (a cosine, -1..1) or None, got {threshold!r}")
-    return float(threshold)
-
-
-def _check_search(query: Any, hops: Any, limit: Any, threshold: Any, filters: Any) -> tuple[str, float | None]:
-    """A search's arguments checked before any model or store is asked: the stripped query (empty:
-    nothing to find, its filters left unread) and the threshold as a float."""
-    if isinstance(hops, bool) or hops not in (1, 2):
-        raise InvalidInputError(f"hops must be 1 or 2, got {hops!r}")
-    if not isinstance(query, str):
-        raise InvalidInputError(f"query must be a string, got {type(query).__name__}")
-    _check_limit(limit)
-    checked = _check_threshold(threshold)
-    query = _check_text("query", query).strip()
-    if query and isinstance(filters, dict):
-        _check_text("filters", json.dumps(filters, ensure_ascii=False, default=str))
-    return query, checked
 
 
 def _erasable(scope: Scope) -> Scope:

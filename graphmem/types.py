@@ -15,15 +15,16 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from graphmem.errors import InvalidInputError, MissingScopeError
+from graphmem.errors import InvalidInputError, LimitExceededError, MissingScopeError
 from graphmem.results import MemoryEvent, MemoryResult, RelationResult
+from graphmem.schema import limits
 
 #: Entity names longer than this are cut (documented rule: a 10k-character "name" is not a name).
 MAX_NAME_CHARS = 200
 #: Relationship types longer than this are cut after sanitising.
 MAX_REL_TYPE_CHARS = 64
-#: Scope ids longer than this are refused.
-MAX_SCOPE_ID_CHARS = 256
+#: Scope ids longer than this are refused (graphmem.schema.limits).
+MAX_SCOPE_ID_CHARS = limits.SCOPE_ID_CHARS
 FALLBACK_REL_TYPE = "RELATED_TO"
 
 _SPACE = re.compile(r"\s+")
@@ -135,7 +136,7 @@ def check_scope_id(arg: str, value: Any) -> str | None:
     if not value:
         raise InvalidInputError(f"{arg} is empty")
     if len(value) > MAX_SCOPE_ID_CHARS:
-        raise InvalidInputError(f"{arg} is longer than {MAX_SCOPE_ID_CHARS} characters")
+        raise LimitExceededError(f"{arg} is longer than {MAX_SCOPE_ID_CHARS} characters")
     if value != value.strip():
         raise InvalidInputError(f"{arg} {value!r} has surrounding whitespace; ids are used exactly as given")
     for ch in value:

@@ -76,7 +76,7 @@ def test_graphmem_all_is_pinned():
     assert graphmem.__all__ == [
         "AsyncMemory", "BM25_ONLY", "HYBRID", "VECTOR_ONLY",
         "ClosedError", "ConfigError", "EmbeddingError", "GraphMemError", "InvalidInputError",
-        "LLMError", "LLMResponseError", "LLMUnavailableError",
+        "LLMError", "LLMResponseError", "LLMUnavailableError", "LimitExceededError",
         "Memory", "MemoryConfig", "MissingScopeError", "NotFoundError", "SearchPreset",
         "StoreError", "StoreUnavailableError", "__version__",
     ]  # fmt: skip

@@ -619,10 +619,17 @@ SEARCH_READS = 2
 WARM_CLOSE_WAIT = 30.0
 
 
+BOLT_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
+
+
 def _open_driver(url: str, username: str | None, password: str | None, fetch_size: int,
                  connection_timeout: float, max_retry_time: float) -> neo4j.Driver:
     """A driver of our own; a bad address or setting is a ConfigError naming the redacted url."""
     auth = None if username is None else neo4j.basic_auth(username, password or "")
+    scheme = url.partition("://")[0].lower()
+    if scheme not in BOLT_SCHEMES:  # the driver would try its HTTP query API, which needs aiohttp
+        raise ConfigError(f"Neo4j url {redact_url(url)} must start with {', '.join(s + '://' for s in BOLT_SCHEMES)} "
+                          "(graphmem speaks Bolt, port 7687 by default; http:// is Neo4j's HTTP port)")
     try:
         return GraphDatabase.driver(
             url,
