@@ -136,7 +136,7 @@ def check_scope_id(arg: str, value: Any) -> str | None:
     if not value:
         raise InvalidInputError(f"{arg} is empty")
     if len(value) > MAX_SCOPE_ID_CHARS:
-        raise LimitExceededError(f"{arg} is longer than {MAX_SCOPE_ID_CHARS} characters")
+        raise LimitExceededError(f"{arg} is longer than {MAX_SCOPE_ID_CHARS} characters ({len(value):,}); the limit is {MAX_SCOPE_ID_CHARS}")
     if value != value.strip():
         raise InvalidInputError(f"{arg} {value!r} has surrounding whitespace; ids are used exactly as given")
     for ch in value:

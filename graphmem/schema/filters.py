@@ -135,7 +135,7 @@ def _bounded(filters: Mapping[Any, Any]) -> None:
     """A filter's size (FILTER_CHARS of compact JSON) and text (no lone surrogate: no store can compare
     one), checked before it is walked: the same refusal on every store and every read."""
     limits.json_shape("filters", filters, 2 * MAX_DEPTH + 3, limits.FILTER_CHARS,  # {OR: [{NOT: [...]}]}: 2 levels per logic
-                      too_deep=f"filters nest deeper than {MAX_DEPTH} levels")
+                      too_deep=f"filters nest deeper than {MAX_DEPTH} levels; the limit is {MAX_DEPTH}")
     try:
         text = json.dumps(filters, ensure_ascii=False, separators=(",", ":"), default=str)
     except (TypeError, ValueError) as exc:
@@ -146,7 +146,7 @@ def _bounded(filters: Mapping[Any, Any]) -> None:
 
 def _node(value: Mapping[Any, Any], path: str, depth: int, counter: list[int]) -> Node:
     if depth > MAX_DEPTH:
-        raise LimitExceededError(f"{path}: filters nest deeper than {MAX_DEPTH} levels")
+        raise LimitExceededError(f"{path}: filters nest deeper than {MAX_DEPTH} levels; the limit is {MAX_DEPTH}")
     items: list[Node] = []
     for key, spec in value.items():
         if not isinstance(key, str):
@@ -181,8 +181,10 @@ def _field(key: str, path: str) -> Field:
 def check_metadata_key(name: str, path: str) -> None:
     """A metadata key a filter can name: add() refuses the others with the same message, so nothing is
     stored that search(filters=...) could not reach."""
-    if not name or len(name) > MAX_KEY_CHARS:
-        raise (LimitExceededError if name else InvalidInputError)(f"{path}: a metadata key must have 1 to {MAX_KEY_CHARS} characters")
+    if not name:
+        raise InvalidInputError(f"{path}: a metadata key must have 1 to {MAX_KEY_CHARS} characters")
+    if len(name) > MAX_KEY_CHARS:
+        raise LimitExceededError(f"metadata key {name[:40]!r}... has {len(name):,} characters; the limit is {MAX_KEY_CHARS}")
     if any(unicodedata.category(ch)[0] in "CZ" and ch != " " for ch in name) or name != name.strip():
         raise InvalidInputError(f"{path}: metadata key {name!r} cannot be a property name (control, format or edge spaces)")
 
@@ -203,7 +205,7 @@ def _cond(field: Field, op: Any, value: Any, path: str, counter: list[int]) -> C
     if op in ("in", "nin"):
         if not isinstance(value, list) or len(value) > MAX_LIST:
             raise (InvalidInputError if not isinstance(value, list) else LimitExceededError)(
-                f"{path}: {op} takes a list of at most {MAX_LIST} values")
+                f"{path}: {op} takes a list of at most {MAX_LIST} values; the limit is {MAX_LIST}")
         checked = tuple(_value(field, op, v, f"{path}[{i}]") for i, v in enumerate(value))
         return _count(Cond(field, op, checked), path, counter)
     return _count(Cond(field, op, _value(field, op, value, path)), path, counter)
@@ -212,7 +214,7 @@ def _cond(field: Field, op: Any, value: Any, path: str, counter: list[int]) -> C
 def _count(cond: Cond, path: str, counter: list[int]) -> Cond:
     counter[0] += 1
     if counter[0] > MAX_CONDITIONS:
-        raise LimitExceededError(f"{path}: more than {MAX_CONDITIONS} conditions")
+        raise LimitExceededError(f"{path}: more than {MAX_CONDITIONS} conditions; the limit is {MAX_CONDITIONS}")
     return cond
 
 
