@@ -13,6 +13,7 @@
     ├── ClosedError            a Memory used after close()
     ├── AccessDeniedError      a server's key may not use the scope a call names (REST 403, MCP tool error)
     └── StoreError             the graph store failed
+        ├── StorageFullError   the disk holding the store or the history is full (delete / forget still work)
         └── StoreUnavailableError  the database cannot be reached (message names the URL)
             └── LauncherError      the local Neo4j launcher could not build, start or stop Neo4j
 
@@ -84,6 +85,12 @@ class StoreError(GraphMemError):
     """The graph store failed."""
 
 
+class StorageFullError(StoreError):
+    """A write failed because the disk holding the embedded store or the history database is full
+    (ENOSPC, SQLite's "database or disk is full"). Nothing of the failed change was kept; deleting and
+    forgetting still work, so space can be freed through the API."""
+
+
 class StoreUnavailableError(StoreError):
     """The graph store cannot be reached."""
 
@@ -106,6 +113,7 @@ __all__ = [
     "LLMUnavailableError",
     "MissingScopeError",
     "NotFoundError",
+    "StorageFullError",
     "StoreError",
     "StoreUnavailableError",
 ]

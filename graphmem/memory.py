@@ -23,6 +23,7 @@ from graphmem.ingest.context import Summarizer
 from graphmem.ingest.messages import for_extraction, parse_messages, verbatim_messages
 from graphmem.ingest.single_pass import SinglePassPipeline
 from graphmem.lifecycle.history import History, HistoryEvent, sortable_time
+from graphmem.lifecycle.reserve import Reserve
 from graphmem.lifecycle.retention import Retention, expiration
 from graphmem.llm import LLM
 from graphmem.llm.limits import limited
@@ -99,6 +100,7 @@ class Memory:
         self.store.setup()
         self._preparing = _prepare_in_background(self.llm, self.graph_llm, self.embedder)
         self.history_log = History(self.config.history_db_path)
+        self._reserve = Reserve.beside(self.config.history_db_path)  # room for deletes on a full disk (reserve.py)
         if not self.store.read_only:  # a reader must not settle the owner's in-flight adds
             self.history_log.repair(self.store.get_memory)
         self._add = self._pipeline(
@@ -443,10 +445,13 @@ class Memory:
     def delete(self, memory_id: str) -> Result:
         """Remove a memory for good; the history keeps a DELETE event."""
         item = self._memory(memory_id)
+        self._reserve.freeing(partial(self._delete, item))
+        return {"message": "Memory deleted successfully!", "id": item.id}
+
+    def _delete(self, item: MemoryItem) -> None:
         scope = Scope.of(item.user_id, item.agent_id, item.run_id)
         with self._audited(new_id(), scope, [HistoryEvent(item.id, "DELETE", item.text, None, item.role)]):
             self.store.delete_memory(item.id)
-        return {"message": "Memory deleted successfully!", "id": item.id}
 
     def history(self, memory_id: str) -> list[dict[str, Any]]:
         """Every change of a memory, oldest first (mem0's columns)."""
@@ -473,7 +478,7 @@ class Memory:
         """Remove the scope's entities, relations, memories and logged messages; the counts say what went."""
         scope = Scope.of(user_id, agent_id, run_id)
         memories = len(self.store.list_memories(scope))  # counted first: the stores report entities only
-        removed = self.store.delete_all(scope)
+        removed = self._reserve.freeing(partial(self.store.delete_all, scope))
         return {"message": f"Deleted {memories} memories and {removed} entities (with their relations)",
                 "deleted_entities": removed, "deleted_memories": memories}
 
@@ -482,7 +487,7 @@ class Memory:
     def purge_expired(self) -> Result:
         """Remove every expired memory and logged message now (they are already invisible), with
         their history rows; returns the counts."""
-        return self._retention.purge()
+        return self._reserve.freeing(self._retention.purge)
 
     def forget(self, *, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None) -> Result:
         """Erase everything written with these ids (a user's runs too): graph, memories, conversation
@@ -490,7 +495,7 @@ class Memory:
         scope = _erasable(Scope.of(user_id, agent_id, run_id))
         self._summarizer.drain()  # a summary in flight would write the scope back
         with self.store.scope_lock(scope):  # an add of the scope in flight finishes first
-            return self._retention.forget(scope)
+            return self._reserve.freeing(partial(self._retention.forget, scope))
 
     def forget_entity(
         self, name: str, *, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None
@@ -504,7 +509,7 @@ class Memory:
             name = scope.self_name
         self._summarizer.drain()
         with self.store.scope_lock(scope):
-            return self._retention.forget_entity(scope, name)
+            return self._reserve.freeing(partial(self._retention.forget_entity, scope, name))
 
     def reset(self) -> None:
         """Remove everything graphmem stored, for every scope, and the history."""

@@ -82,7 +82,16 @@ class Link:
         self.port = free_port()
         self._sockets: list[socket.socket] = []
         self._listener: socket.socket | None = None
+        self._stalled = threading.Event()
         self.restore()
+
+    def stall(self) -> None:
+        """Keep every connection open but pass nothing either way (a server that accepts and does not
+        answer: one busy starting, or a network that drops packets); ``unstall()`` lets it flow again."""
+        self._stalled.set()
+
+    def unstall(self) -> None:
+        self._stalled.clear()
 
     def restore(self) -> None:
         self._listener = socket.create_server(("127.0.0.1", self.port))  # SO_REUSEADDR: the same port again
@@ -114,10 +123,11 @@ class Link:
             for a, b in ((client, upstream), (upstream, client)):
                 threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
 
-    @staticmethod
-    def _pump(source: socket.socket, sink: socket.socket) -> None:
+    def _pump(self, source: socket.socket, sink: socket.socket) -> None:
         try:
             while chunk := source.recv(65536):
+                while self._stalled.is_set():
+                    time.sleep(0.02)
                 sink.sendall(chunk)
         except OSError:
             pass

@@ -25,7 +25,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from graphmem.errors import ConfigError, StoreError
+from graphmem.errors import ConfigError, StorageFullError, StoreError
 from graphmem.results import MemoryEvent
 from graphmem.types import MemoryItem, Scope, iso, new_id, utcnow
 
@@ -125,6 +125,9 @@ class History:
             except sqlite3.OperationalError as exc:
                 if _is_locked(exc):
                     raise StoreError(self._locked_message()) from exc
+                if _is_full(exc):
+                    raise StorageFullError(f"the disk holding the history database {self.path} is full; nothing was "
+                                           "written (delete and forget still work to free space)") from exc
                 raise StoreError(f"the history database {self.path} failed: {exc}") from exc
             except sqlite3.Error as exc:
                 raise StoreError(f"the history database {self.path} failed: {exc}") from exc
@@ -154,7 +157,8 @@ class History:
                 )
                 db.execute("COMMIT")
             except BaseException:
-                db.execute("ROLLBACK")
+                if db.in_transaction:  # SQLite ends the transaction itself on some errors (a full disk)
+                    db.execute("ROLLBACK")
                 raise
 
     def commit_many(self, add_ids: list[str]) -> None:
@@ -302,6 +306,13 @@ class History:
         self._retry_commits()  # what still fails is committed by the next start's repair
         with self._lock:
             self._db.close()
+
+
+_SQLITE_FULL = 13  # SQLite's result code for "database or disk is full"
+
+
+def _is_full(exc: sqlite3.OperationalError) -> bool:
+    return getattr(exc, "sqlite_errorcode", None) == _SQLITE_FULL or "disk is full" in str(exc).lower()
 
 
 def _is_locked(exc: sqlite3.OperationalError) -> bool:

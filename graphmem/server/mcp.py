@@ -156,7 +156,9 @@ def bound(tools: Tools, name: str) -> Tool:
             return result
         except GraphMemError as exc:  # an anticipated failure: the model reads the reason
             outcome = type(exc).__name__
-            raise ToolError(f"{type(exc).__name__}: {exc}") from exc
+            if views.public_detail(exc) != str(exc):  # a failure of the server's parts: its text goes to the log only
+                ACCESS.warning("tool %s failed: %s: %s", name, type(exc).__name__, exc)
+            raise ToolError(f"{type(exc).__name__}: {views.public_detail(exc)}") from exc
         finally:  # the access log: which tool, how it ended, how long (no arguments: they hold user data)
             ACCESS.info("tool %s %s %.1fms", name, outcome, (time.perf_counter() - started) * 1000)
 
@@ -182,8 +184,10 @@ def build_server(memory: AsyncMemory, scope: Scope | None, tenants: Tenants | No
     server = MCPServer("graphmem", instructions=f"Long-term memory (facts and a temporal knowledge graph) for {named}.",
                        log_level="WARNING")
 
+    probe = views.HealthProbe(memory)
+
     async def health(request: Request) -> JSONResponse:
-        body, status = await views.health(memory)
+        body, status = await probe.check()
         return JSONResponse(body, status_code=status)
 
     server.custom_route("/health", methods=["GET"])(health)  # streamable HTTP only; no scope, no key, no arguments

@@ -18,10 +18,12 @@ from fastapi.responses import JSONResponse
 
 from graphmem.aio import AsyncMemory
 from graphmem.errors import (
+    EmbeddingError,
     GraphMemError,
     InvalidInputError,
     LLMError,
     NotFoundError,
+    StorageFullError,
     StoreUnavailableError,
 )
 from graphmem.results import MemoryResult, SearchResult
@@ -31,7 +33,7 @@ from graphmem.server.keys import Caller, allowed
 from graphmem.server.limits import BodyLimit
 from graphmem.server.models import MemoryCreate, MemoryUpdate, SearchRequest
 from graphmem.server.ui import mount_inspector
-from graphmem.server.views import neighbourhood
+from graphmem.server.views import neighbourhood, public_detail
 
 log = logging.getLogger(__name__)
 
@@ -152,7 +154,9 @@ _STATUS: tuple[tuple[type[GraphMemError], int], ...] = (
     (InvalidInputError, 400),
     (NotFoundError, 404),
     (LLMError, 502),
+    (EmbeddingError, 502),
     (StoreUnavailableError, 503),
+    (StorageFullError, 507),
 )
 
 
@@ -162,7 +166,7 @@ def _errors(app: FastAPI) -> None:
         status = next((code for kind, code in _STATUS if isinstance(exc, kind)), 500)
         if status >= 500:
             log.warning("%s %s failed: %s: %s", request.method, request.url.path, type(exc).__name__, exc)
-        return JSONResponse({"detail": str(exc), "error": type(exc).__name__}, status_code=status)
+        return JSONResponse({"detail": public_detail(exc), "error": type(exc).__name__}, status_code=status)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:

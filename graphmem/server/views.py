@@ -7,7 +7,17 @@ import logging
 from typing import Any
 
 from graphmem.aio import AsyncMemory
-from graphmem.errors import GraphMemError
+from graphmem.errors import (
+    AccessDeniedError,
+    EmbeddingError,
+    GraphMemError,
+    InvalidInputError,
+    LLMError,
+    NotFoundError,
+    StorageFullError,
+    StoreError,
+    StoreUnavailableError,
+)
 from graphmem.stores.base import relation_visible
 from graphmem.types import parse_time, utcnow
 
@@ -29,14 +39,59 @@ def neighbourhood(timeline: dict[str, Any], as_of: str | None = None, known_at: 
     return {"entity": timeline["entity"], "relations": current}
 
 
-async def health(memory: AsyncMemory) -> tuple[dict[str, str], int]:
-    """GET /health of both servers: the body and status. The store is asked once, without the
-    driver's retries (GraphStore.ping), so a load balancer's check gets a prompt answer: 200, or
-    503 naming the error's kind (never its text: the check needs no key)."""
-    from graphmem import __version__
+#: how long /health waits for the store before it answers 503 (a load balancer's check is short)
+HEALTH_WAIT = 1.0
 
-    try:
-        await asyncio.to_thread(memory.sync.store.ping)
-    except GraphMemError as exc:
-        return {"status": "unavailable", "store": f"unreachable: {type(exc).__name__}", "version": __version__}, 503
-    return {"status": "ok", "store": "reachable", "version": __version__}, 200
+
+class HealthProbe:
+    """GET /health of both servers. The store is asked once, without the driver's retries
+    (GraphStore.ping), and waited for at most HEALTH_WAIT seconds: a store that does not answer (Neo4j
+    starting, a stalled link) gets 503 at once, not when the driver gives up. One ping at a time: a
+    check that comes while one is still running waits for that one. The body names the error's kind,
+    never its text (the check needs no key)."""
+
+    def __init__(self, memory: AsyncMemory, wait: float = HEALTH_WAIT) -> None:
+        self.memory = memory
+        self.wait = wait
+        self._pending: asyncio.Future[None] | None = None
+
+    async def check(self) -> tuple[dict[str, str], int]:
+        from graphmem import __version__
+
+        if self._pending is None or self._pending.done():
+            self._pending = asyncio.ensure_future(asyncio.to_thread(self.memory.sync.store.ping))
+            self._pending.add_done_callback(_retrieved)
+        try:
+            await asyncio.wait_for(asyncio.shield(self._pending), self.wait)
+        except asyncio.TimeoutError:
+            return {"status": "unavailable", "store": f"no answer within {self.wait:g} s", "version": __version__}, 503
+        except Exception as exc:  # noqa: BLE001 - any failure of the ping is an unavailable store
+            return {"status": "unavailable", "store": f"unreachable: {type(exc).__name__}", "version": __version__}, 503
+        return {"status": "ok", "store": "reachable", "version": __version__}, 200
+
+
+def _retrieved(future: asyncio.Future[None]) -> None:
+    """Read a finished ping's outcome, so one nobody waited for does not log "never retrieved"."""
+    if not future.cancelled():
+        future.exception()
+
+
+def public_detail(exc: GraphMemError) -> str:
+    """What an error answer may say. The caller's own mistakes are told in full; a failure of the
+    server's parts (LLM, embedder, store, disk) names what failed, not its message, which holds
+    internal addresses (bolt and LLM URLs, file paths): those go to the server log only."""
+    if isinstance(exc, (InvalidInputError, NotFoundError, AccessDeniedError)):
+        return str(exc)
+    for kind, says in _SERVER_SIDE:
+        if isinstance(exc, kind):
+            return f"{says} ({type(exc).__name__}); the server log has the details"
+    return f"the request failed ({type(exc).__name__}); the server log has the details"
+
+
+_SERVER_SIDE: tuple[tuple[type[GraphMemError], str], ...] = (
+    (LLMError, "the LLM could not be used"),
+    (EmbeddingError, "the embedder failed"),
+    (StorageFullError, "the disk holding the memory store is full: nothing was written; deleting and forgetting memories still work"),
+    (StoreUnavailableError, "the graph store cannot be reached"),
+    (StoreError, "the graph store failed"),
+)

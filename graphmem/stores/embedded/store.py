@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from graphmem.errors import ConfigError, GraphMemError, InvalidInputError, StoreError
+from graphmem.errors import ConfigError, GraphMemError, InvalidInputError, StorageFullError, StoreError
 from graphmem.schema.filters import Filter, scoped
 from graphmem.stores.base import (
     EntityCandidate,
@@ -329,7 +329,11 @@ class EmbeddedStore(GraphStore):
             ops, erased = plan()
             if ops:
                 self._commit(ops)
-                self._journal.write_snapshot(self._graph.snapshot())
+                try:
+                    self._journal.write_snapshot(self._graph.snapshot())
+                except StorageFullError:  # the erasure is durable in the journal; the next compaction drops the text
+                    log.warning("erased, but %s has no room for a new snapshot yet: the erased text stays in its "
+                                "files until the next compaction", self.path)
             return erased
 
     def reset(self) -> None:
