@@ -17,14 +17,13 @@ from typing import Any
 
 from graphmem.errors import InvalidInputError, LimitExceededError, MissingScopeError
 from graphmem.results import MemoryEvent, MemoryResult, RelationResult
-from graphmem.schema import limits
 
 #: Entity names longer than this are cut (documented rule: a 10k-character "name" is not a name).
 MAX_NAME_CHARS = 200
 #: Relationship types longer than this are cut after sanitising.
 MAX_REL_TYPE_CHARS = 64
-#: Scope ids longer than this are refused (graphmem.schema.limits).
-MAX_SCOPE_ID_CHARS = limits.SCOPE_ID_CHARS
+#: Scope ids longer than this are refused (graphmem.schema.limits.SCOPE_ID_CHARS, one of the input limits).
+MAX_SCOPE_ID_CHARS = 256
 FALLBACK_REL_TYPE = "RELATED_TO"
 
 _SPACE = re.compile(r"\s+")

@@ -44,7 +44,7 @@ def sized_metadata(chars: int) -> dict:
 def test_the_docs_table_is_the_limits_table():
     page = (DOCS / "python-api.md").read_text(encoding="utf-8")
     assert L.markdown_table() in page
-    assert {lim.name for lim in L.LIMITS} == {n for n in dir(L) if n.isupper() and isinstance(getattr(L, n), int)}
+    assert {lim.name for lim in L.LIMITS} == {n for n in dir(L) if n.isupper() and n[0] != "_" and isinstance(getattr(L, n), int)}
 
 
 def test_nest_counts_levels_as_the_limit_does():
@@ -189,3 +189,17 @@ def test_small_argument_errors_are_graphmem_errors(memory, tmp_path):
     with pytest.raises(ConfigError, match="bolt://"):
         Memory({"graph_store": {"provider": "neo4j", "config": {"url": "http://127.0.0.1:7474"}},
                 "history_db_path": str(tmp_path / "h.db")}, embedder=memory.embedder)
+
+
+def test_an_export_with_metadata_over_the_limits_is_refused_by_load(memory, uid, tmp_path):
+    from graphmem.lifecycle.load import read_export
+
+    memory.add("tea", user_id=uid, infer=False, metadata=nest(L.METADATA_DEPTH))
+    doc = json.loads(to_json(read_graph(memory.store, Scope.of(user_id=uid), True)))
+    path = tmp_path / "export.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    assert read_export(path).memories[0].metadata == nest(L.METADATA_DEPTH)  # at the limit: loads
+    doc["memories"][0]["metadata"] = nest(L.METADATA_DEPTH + 1)
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(InvalidInputError, match="deeper than 16 levels"):
+        read_export(path)

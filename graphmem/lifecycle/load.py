@@ -58,6 +58,7 @@ def read_export(path: Path) -> ScopeGraph:
 
 
 def _graph(doc: dict[str, Any]) -> ScopeGraph:
+    from graphmem.ingest.checks import checked_metadata  # the limits every door applies (graphmem.schema.limits)
     from graphmem.lifecycle.export import ScopeGraph
 
     scope = Scope.of(**{k: doc["scope"].get(k) for k in ("user_id", "agent_id", "run_id")})
@@ -69,7 +70,7 @@ def _graph(doc: dict[str, Any]) -> ScopeGraph:
                           str(r["destination"]), parse_time(r.get("valid_at")), parse_time(r.get("invalid_at")),
                           created_at=parse_time(r.get("created_at")), expired_at=parse_time(r.get("expired_at")))
                  for r in doc["relations"]]
-    memories = [MemoryItem(str(m["id"]), str(m["memory"]), str(m.get("hash") or text_hash(m["memory"])), metadata=dict(m.get("metadata") or {}),
+    memories = [MemoryItem(str(m["id"]), str(m["memory"]), str(m.get("hash") or text_hash(m["memory"])), metadata=checked_metadata(m.get("metadata")),
                            role=m.get("role"), created_at=parse_time(m.get("created_at")), valid_at=parse_time(m.get("valid_at")),
                            said_at=parse_time(m.get("said_at")), expires_at=parse_time(m.get("expires_at")))
                 for m in doc.get("memories", [])]

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from graphmem.errors import InvalidInputError, LimitExceededError
+from graphmem.types import MAX_SCOPE_ID_CHARS as _SCOPE_ID_CHARS
 
 #: characters in one message's content (a string, or the joined text parts of an OpenAI content list)
 MESSAGE_CHARS = 100_000
@@ -48,8 +49,8 @@ FILTER_CONDITIONS = 100
 FILTER_LIST = 1000
 #: ``limit`` of search and get_all
 RESULT_LIMIT = 10_000
-#: characters of a user_id, agent_id or run_id
-SCOPE_ID_CHARS = 256
+#: characters of a user_id, agent_id or run_id (checked by graphmem.types.check_scope_id)
+SCOPE_ID_CHARS = _SCOPE_ID_CHARS
 #: characters of an entity name given to timeline and forget_entity
 ENTITY_CHARS = 1000
 #: ``batch_size`` of add_many / ``graphmem import --batch-size``
