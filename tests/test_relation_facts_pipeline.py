@@ -15,9 +15,10 @@ def memory(request, server, store):
 
 def test_an_add_writes_each_relation_with_its_fact_in_its_one_embedding_request(memory, server, uid):
     script(server, graph([("Rex", "dog")], [("I", "has_pet", "Rex")]))
-    usage = memory.add("I have a dog called Rex", user_id=uid)["usage"]
+    added = memory.add("I have a dog called Rex", user_id=uid)
+    usage = added["usage"]
     (rel,) = memory.get_all(user_id=uid)["relations"]
-    assert rel["fact"] == f"{uid} has pet Rex (dog)"
+    assert rel["fact"] == f"{uid} has pet Rex (dog)" and added["relations"][0]["fact"] == rel["fact"]
     requests = usage["embedding_requests"]
     assert requests == (1 if memory.config.add_mode == "staged" else 2)  # single_pass embeds the messages first
     found = memory.search(rel["fact"], user_id=uid)["relations"]
