@@ -30,9 +30,19 @@ from typing import Any
 
 from benchmarks import common
 from benchmarks.beam_data import ABILITIES, Conversation, Question, load
-from benchmarks.locomo import ABLATIONS, EMBEDDERS, LATENCY_K, DocumentsCached, load_embedder, open_store, preset_named, preset_settings
+from benchmarks.locomo import (
+    ABLATIONS,
+    EMBEDDERS,
+    LATENCY_K,
+    DocumentsCached,
+    load_embedder,
+    open_store,
+    preset_named,
+    preset_settings,
+)
 from graphmem import Memory
 from graphmem.testing import ScriptedLLMServer
+
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m benchmarks.beam", description=__doc__.split("\n\n")[0])

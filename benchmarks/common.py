@@ -22,7 +22,9 @@ from graphmem.embeddings import Embedder
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 REPO_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_MODEL_DIR = REPO_ROOT.parent / "shared" / "models" / "all-MiniLM-L6-v2-onnx"
+#: the shared data and models (../shared beside the repository; GRAPHMEM_SHARED elsewhere, e.g. in a worktree)
+SHARED = Path(os.environ.get("GRAPHMEM_SHARED", REPO_ROOT.parent / "shared"))
+DEFAULT_MODEL_DIR = SHARED / "models" / "all-MiniLM-L6-v2-onnx"
 PACKAGES = ("graphmem", "neo4j", "numpy", "networkx", "onnxruntime", "tokenizers", "tiktoken", "openai")
 
 
@@ -136,7 +138,7 @@ class CachedEmbedder(Embedder):
         self.inner = inner
         self.dims = inner.dims
         self.name = inner.name
-        self.score_floor = inner.score_floor  # the inner model prefixes its own instructions
+        self.score_floor, self.query_floor = inner.score_floor, inner.query_floor  # the inner model prefixes its own instructions
         self.model_calls = 0
         self._cache: dict[str, list[float]] = {}
         self.disk = disk

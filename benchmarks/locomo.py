@@ -74,7 +74,7 @@ class DocumentsCached(Embedder):
 
     def __init__(self, cache: common.CachedEmbedder) -> None:
         super().__init__()
-        self.cache, self.dims, self.name, self.score_floor = cache, cache.dims, cache.name, cache.score_floor
+        self.cache, self.dims, self.name, self.score_floor, self.query_floor = cache, cache.dims, cache.name, cache.score_floor, cache.query_floor
         self.searching = False
 
     def _embed(self, texts: list[str]) -> list[list[float]]:
@@ -85,7 +85,7 @@ class DocumentsCached(Embedder):
         return self.cache.inner.embed_query(text)
 
 
-MODELS = common.REPO_ROOT.parent / "shared" / "models"
+MODELS = common.SHARED / "models"
 #: --embedder short names -> model folders (any other value is a folder path)
 EMBEDDERS = {"minilm": MODELS / "all-MiniLM-L6-v2-onnx", "bge": MODELS / "bge-small-en-v1.5-onnx"}
 

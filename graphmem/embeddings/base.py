@@ -53,9 +53,11 @@ class Embedder(ABC):
     query_instruction: str = ""
     #: prefixed to every stored text (embed): documents, facts, entity names; e.g. e5's "passage: "
     passage_instruction: str = ""
-    #: the cosine two unrelated texts typically get with this model (0 for MiniLM, ~0.43 for bge-small):
-    #: thresholds are relative similarities mapped through it (cosine_for)
+    #: the cosine two unrelated stored texts typically get with this model (0 for MiniLM, 0.43 for
+    #: bge-small), and a search query and an unrelated stored text (0 / 0.34): thresholds are relative
+    #: similarities mapped through them (cosine_for; embeddings/models.py)
     score_floor: float = 0.0
+    query_floor: float = 0.0
 
     def __init__(self) -> None:
         self.calls = 0
@@ -100,10 +102,12 @@ class Embedder(ABC):
             raise InvalidInputError(f"embed_query() takes a string, got {type(text).__name__}")
         return self._embed_checked([text], self.query_instruction)[0]
 
-    def cosine_for(self, relative: float) -> float:
-        """This model's cosine for a relative similarity (0 = unrelated, 1 = identical): how every
-        threshold of graphmem is applied, so 0.7 means the same closeness with any model."""
-        return self.score_floor + relative * (1.0 - self.score_floor)
+    def cosine_for(self, relative: float, query: bool = False) -> float:
+        """This model's cosine for a relative similarity (0 = unrelated, 1 = identical) between two
+        stored texts, or (``query``) from a search query to a stored text: how every threshold of
+        graphmem is applied, so 0.7 means the same closeness with any model."""
+        floor = self.query_floor if query else self.score_floor
+        return floor + relative * (1.0 - floor)
 
     def _embed_checked(self, texts: list[str], prefix: str) -> list[list[float]]:
         for i, text in enumerate(texts):
