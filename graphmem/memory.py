@@ -16,6 +16,7 @@ from typing import Any, Literal, overload
 
 from graphmem.config import MemoryConfig
 from graphmem.embeddings import Embedder
+from graphmem.embeddings.scale import on_scale
 from graphmem.errors import ClosedError, ConfigError, InvalidInputError, NotFoundError
 from graphmem.factory import build_embedder, build_llm, build_store
 from graphmem.ingest import checks
@@ -109,9 +110,9 @@ class Memory:
             invalidation=InvalidationStage(self.graph_llm, self.config.custom_invalidation_prompt),
             facts=FactExtractionStage(self.llm, self.config.custom_fact_extraction_prompt),
             memory_update=MemoryUpdateStage(self.llm, self.config.custom_update_memory_prompt),
-            threshold=self.config.graph_store.threshold,
+            threshold=self.embedder.cosine_for(self.config.graph_store.threshold),  # relative: the model's own cosine
             recent_messages=self.config.context.recent_messages,
-            similar_threshold=self.config.similar_memory_threshold,
+            similar_threshold=self.embedder.cosine_for(self.config.similar_memory_threshold),
             read_log=self._reads_log,
             keep_messages=self.config.context.max_messages,
         )
@@ -339,7 +340,8 @@ class Memory:
         queries (the third fetches neighbouring messages and dated memories when the preset asks).
 
         ``filters``: mem0's filter language (graphmem.schema.filters; scope ids may sit inside it).
-        ``threshold``: minimum cosine of a memory. ``as_of`` (event time): relations valid then and
+        ``threshold``: minimum similarity of a memory, relative to the embedder's scale (0 unrelated,
+        1 identical; MiniLM's cosine; Embedder.cosine_for). ``as_of`` (event time): relations valid then and
         memories true then; default now. ``known_at`` (transaction time): what graphmem believed at
         that moment. ``entity_types`` / ``relationship_types``: only relations with an endpoint of
         one of these types / of one of these relationship types (graphmem.schema.type_filters). ``rerank``:
@@ -355,7 +357,8 @@ class Memory:
         chosen = get_preset(preset)
         when = parse_time(as_of, field_name="as_of")
         known = parse_time(known_at, field_name="known_at")
-        embedding = self.embedder.embed_one(query)
+        embedding = self.embedder.embed_query(query)
+        chosen, threshold = on_scale(chosen, threshold, self.embedder)
         asked = parse_query(query, when or known or utcnow()) if chosen.weights.get("time") else None
         wanted = RELATION_CANDIDATES if types.active else limit  # filtered before the cut
 
