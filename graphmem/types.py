@@ -512,6 +512,8 @@ class GraphWrite:
     messages: list[LoggedMessage] = field(default_factory=list)  # appended to the conversation log
     keep_messages: int = 200  # the log keeps the newest this-many messages of the scope
     idempotency_key: str | None = None  # a bulk import's key: recorded with the add, see Memory.add_many
+    #: with idempotency_key, the add's answer (JSON: fingerprint and result) stored in its commit (ingest/idempotency.py)
+    idempotency_outcome: str | None = None
 
     def is_empty(self) -> bool:
         return not (self.entities or self.relations or self.invalidations or self.memories or self.messages or self.idempotency_key)

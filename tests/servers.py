@@ -125,3 +125,83 @@ class Link:
             for s in (source, sink):
                 with contextlib.suppress(OSError):
                     s.shutdown(socket.SHUT_RDWR)
+
+
+#: A Bolt COMMIT message as the driver sends it: one chunk of two bytes (tiny struct, signature 0x12), then the end marker.
+BOLT_COMMIT = b"\x00\x02\xb0\x12\x00\x00"
+
+
+class CommitCut(Link):
+    """A Link that, once ``arm()``-ed, lets the next Bolt COMMIT reach Neo4j, swallows Neo4j's answer
+    and cuts every connection (the port stays closed until ``restore()``): the client sent COMMIT
+    and never learns whether it happened, as when Neo4j or the network dies at that moment."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self.armed = threading.Event()
+        self.fired = threading.Event()
+        self._swallow = False
+        self.marker = b""
+        self._listener = None
+        super().__init__(host, port)
+
+    def arm(self, marker: bytes = b"CREATE (:ImportKey") -> None:
+        """Cut at the next COMMIT of a transaction that sent ``marker`` (default: a statement of
+        write_graph.cypher), so reads and other transactions pass."""
+        self.fired.clear()
+        self._swallow = False
+        self.marker = marker
+        self.armed.set()
+
+    def restore(self) -> None:
+        self._swallow = False
+        if self._listener is None:  # restoring a live link is a no-op
+            super().restore()
+
+    def _accept(self, listener: socket.socket) -> None:
+        while True:
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                return
+            if listener is not self._listener:
+                client.close()
+                return
+            upstream = socket.create_connection(self.upstream)
+            self._sockets += [client, upstream]
+            threading.Thread(target=self._outbound, args=(client, upstream), daemon=True).start()
+            threading.Thread(target=self._inbound, args=(upstream, client), daemon=True).start()
+
+    def _outbound(self, source: socket.socket, sink: socket.socket) -> None:
+        seen = False  # this connection sent the marker since its last COMMIT
+        try:
+            while chunk := source.recv(65536):
+                seen = seen or (bool(self.marker) and self.marker in chunk)
+                if BOLT_COMMIT in chunk and not (self.armed.is_set() and seen):
+                    seen = False
+                elif self.armed.is_set() and BOLT_COMMIT in chunk:
+                    self.armed.clear()
+                    self._swallow = True  # before the COMMIT leaves: its answer must not come back
+                    sink.sendall(chunk)
+                    time.sleep(0.5)  # Neo4j commits meanwhile
+                    self.fired.set()
+                    self.cut()
+                    return
+                sink.sendall(chunk)
+        except OSError:
+            pass
+        finally:
+            for s in (source, sink):
+                with contextlib.suppress(OSError):
+                    s.shutdown(socket.SHUT_RDWR)
+
+    def _inbound(self, source: socket.socket, sink: socket.socket) -> None:
+        try:
+            while chunk := source.recv(65536):
+                if not self._swallow:
+                    sink.sendall(chunk)
+        except OSError:
+            pass
+        finally:
+            for s in (source, sink):
+                with contextlib.suppress(OSError):
+                    s.shutdown(socket.SHUT_RDWR)

@@ -256,7 +256,9 @@ class GraphStore(ABC):
 
     @abstractmethod
     def delete_memory(self, memory_id: str) -> bool:
-        """Remove one memory for good (the public ``delete(id)``); False when it does not exist."""
+        """Remove one memory for good (the public ``delete(id)``; soft-deleted ones too), a
+        conditional write: False, with nothing written, when it does not exist (of concurrent
+        deletes of one id, one gets True)."""
 
     # -- bulk writes (Memory.add_many, graphmem import) -------------------------------------------
 
@@ -269,6 +271,11 @@ class GraphStore(ABC):
     @abstractmethod
     def imported_keys(self, keys: list[str]) -> set[str]:
         """The keys among ``keys`` whose writes committed (idempotency keys of bulk imports)."""
+
+    @abstractmethod
+    def idempotent_outcome(self, key: str) -> str | None:
+        """The ``idempotency_outcome`` written with the committed write of ``key`` (``add(...,
+        idempotency_key=...)``; ingest/idempotency.py), or None when no write of that key committed."""
 
     # -- conversation log and rolling summary ---------------------------------------------------
     # ``write`` appends GraphWrite.messages to the scope's log in the same transaction, giving them

@@ -124,7 +124,7 @@ class Neo4jStore(GraphStore):
 
     def _query(self, stmt: Statement, *, read: bool) -> list[neo4j.Record]:
         """One statement in its own managed transaction (one round trip)."""
-        with translated(self.url), self._driving():
+        with translated(self.url, writing=not read), self._driving():
             self._count()
             text, params = stmt.run_args()
             records, summary, _ = self._driver.execute_query(
@@ -434,6 +434,10 @@ class Neo4jStore(GraphStore):
         if not keys:
             return set()
         return {row["key"] for row in self._query(bulk_queries.imported_keys(keys), read=True)}
+
+    def idempotent_outcome(self, key: str) -> str | None:
+        rows = self._query(bulk_queries.idempotent_outcome(key), read=True)  # causal: the driver's bookmarks follow its writes
+        return str(rows[0]["outcome"]) if rows and rows[0]["outcome"] is not None else None
 
     def partition_scope(self, scope: Scope) -> None:
         """Give the scope a vector index of its own (once; see partition.py). Done after a write
