@@ -51,6 +51,7 @@ from graphmem.types import (
     GraphWrite,
     MemoryItem,
     MemoryWrite,
+    Owners,
     Relation,
     Scope,
     canonical_name,
@@ -412,9 +413,10 @@ class Memory:
             key = canonical_name(scope.self_name)
         return {"entity": entity.strip(), "relations": [r.to_dict() for r in self.store.timeline(scope, key)]}
 
-    def get(self, memory_id: str) -> MemoryResult | None:
-        """One memory by id, or None (soft-deleted memories are None too)."""
-        item = self._memory(memory_id, must_exist=False)
+    def get(self, memory_id: str, *, owners: Owners | None = None) -> MemoryResult | None:
+        """One memory by id, or None (soft-deleted memories are None too). ``owners`` (graphmem.types.Owners):
+        None also for a memory of another user, decided by the store before the memory is loaded."""
+        item = self._memory(memory_id, must_exist=False, owners=owners)
         return item.to_dict() if item else None
 
     def update(self, memory_id: str, data: str, metadata: dict[str, Any] | None = None) -> Result:
@@ -444,12 +446,12 @@ class Memory:
     @overload
     def _memory(self, memory_id: Any) -> MemoryItem: ...
     @overload
-    def _memory(self, memory_id: Any, must_exist: Literal[False]) -> MemoryItem | None: ...
+    def _memory(self, memory_id: Any, must_exist: Literal[False], owners: Owners | None = None) -> MemoryItem | None: ...
 
-    def _memory(self, memory_id: Any, must_exist: bool = True) -> MemoryItem | None:
+    def _memory(self, memory_id: Any, must_exist: bool = True, owners: Owners | None = None) -> MemoryItem | None:
         if not isinstance(memory_id, str) or not memory_id.strip():
             raise InvalidInputError("memory_id must be a non-empty string")
-        item = edits.live(self.store, _check_text("memory_id", memory_id).strip())
+        item = edits.live(self.store, _check_text("memory_id", memory_id).strip(), owners)
         if item is None:
             if must_exist:
                 raise NotFoundError(f"no memory with id {memory_id!r}")

@@ -147,6 +147,19 @@ def check_scope_id(arg: str, value: Any) -> str | None:
 
 
 @dataclass(frozen=True)
+class Owners:
+    """Whose memories a read by id may return: these user ids, and user ids starting with one of
+    these prefixes (a server's tenant key). Checked in the store's lookup itself, so a memory of
+    someone else is never loaded: it costs what an unknown id costs."""
+
+    users: tuple[str, ...] = ()
+    prefixes: tuple[str, ...] = ()
+
+    def allow(self, user_id: str | None) -> bool:
+        return user_id is not None and (user_id in self.users or any(user_id.startswith(p) for p in self.prefixes))
+
+
+@dataclass(frozen=True)
 class Scope:
     """Who a memory belongs to: the combination of user, agent and run ids (at least one is set)."""
 

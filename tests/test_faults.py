@@ -10,6 +10,8 @@ import os
 import threading
 import uuid
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from functools import partial
 
 import httpx
 import pytest
@@ -20,6 +22,7 @@ from servers import CommitCut, free_port, graphmem_command, running, write_confi
 from graphmem import errors
 from graphmem.stores.embedded import EmbeddedStore
 from graphmem.stores.embedded import journal as journal_module
+from graphmem.testing import ScriptedLLMServer
 
 STORES = ["embedded", pytest.param("neo4j", marks=pytest.mark.neo4j)]
 
@@ -108,7 +111,11 @@ def test_the_key_outlives_a_restart(server, tmp_path, uid):
 # --- one winner per race (both stores) ---------------------------------------------------------------
 
 
-def _race(jobs: list) -> list[str]:
+def _message(method, *args) -> str:
+    return method(*args)["message"]
+
+
+def _race(jobs: list) -> list:
     gate = threading.Barrier(len(jobs))
 
     def run(job) -> str:
@@ -125,7 +132,7 @@ def _race(jobs: list) -> list[str]:
 def test_of_concurrent_deletes_exactly_one_wins(memory, uid):
     for trial in range(4):
         (mid,) = _ids(memory.add(f"fact {trial}", user_id=uid, infer=False))
-        outcomes = _race([lambda: memory.delete(mid)["message"]] * 6)
+        outcomes = _race([partial(_message, memory.delete, mid)] * 6)
         assert outcomes.count("not-found") == 5, (trial, outcomes)
         assert [h["event"] for h in memory.history(mid)] == ["ADD", "DELETE"], trial
 
@@ -133,8 +140,8 @@ def test_of_concurrent_deletes_exactly_one_wins(memory, uid):
 def test_updates_racing_a_delete_leave_a_valid_history(memory, uid):
     for trial in range(4):
         (mid,) = _ids(memory.add(f"fact {trial}", user_id=uid, infer=False))
-        jobs = [lambda i=i: memory.update(mid, f"fact {trial} v{i}")["message"] for i in range(3)]
-        jobs += [lambda: memory.delete(mid)["message"]] * 3
+        jobs = [partial(_message, memory.update, mid, f"fact {trial} v{i}") for i in range(3)]
+        jobs += [partial(_message, memory.delete, mid)] * 3
         outcomes = _race(jobs)
         updated = sum(o.startswith("Memory updated") for o in outcomes[:3])
         assert outcomes[3:].count("not-found") == 2, (trial, outcomes)
@@ -243,55 +250,76 @@ def _post(client: httpx.Client, user: str, i: int) -> httpx.Response:
                                           "infer": False}, headers={"Idempotency-Key": f"{user}-{i}"})
 
 
-@pytest.mark.parametrize("store", STORES)
-def test_kill_9_mid_burst_loses_no_acknowledged_add_and_keyed_retries_add_no_twins(request, tmp_path, server, store):
-    config = _config(request, tmp_path, store, server.base_url)
-    port, user, attempts = free_port(), f"u-{uuid.uuid4().hex[:8]}", 48
-    args = graphmem_command("serve", "--config", config, "--no-auth", "--port", str(port))
+@dataclass
+class Burst:
+    """A burst of keyed adds to ``graphmem serve``, the server killed (-9) a third of the way, then
+    started again; ``client`` talks to the second server."""
+
+    client: httpx.Client
+    user: str
+    attempts: int
+    acked: dict[int, list[str]]
+
+
+def _burst(port: int, proc, user: str, attempts: int) -> dict[int, list[str]]:
     acked: dict[int, list[str]] = {}
     lock = threading.Lock()
-    with running(args, f"http://127.0.0.1:{port}/health", tmp_path / "first.log") as proc:
-        def send(i: int) -> None:
-            try:
-                with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=20) as c:
-                    response = _post(c, user, i)
-            except httpx.HTTPError:
-                return
-            if response.status_code == 200:
-                with lock:
-                    acked[i] = _ids(response.json())
-                    if len(acked) == attempts // 3:
-                        proc.kill()  # SIGKILL: no shutdown, no flush
 
-        with ThreadPoolExecutor(8) as pool:
-            list(pool.map(send, range(attempts)))
+    def send(i: int) -> None:
+        try:
+            with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=20) as c:
+                response = _post(c, user, i)
+        except httpx.HTTPError:
+            return
+        if response.status_code == 200:
+            with lock:
+                acked[i] = _ids(response.json())
+                if len(acked) == attempts // 3:
+                    proc.kill()  # SIGKILL: no shutdown, no flush
+
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(send, range(attempts)))
+    return acked
+
+
+@pytest.fixture(scope="module", params=STORES)
+def killed(request, tmp_path_factory):
+    tmp_path = tmp_path_factory.mktemp("killed")
+    with ScriptedLLMServer() as llm:
+        config = _config(request, tmp_path, request.param, llm.base_url)
+        port, user, attempts = free_port(), f"u-{uuid.uuid4().hex[:8]}", 30
+        args = graphmem_command("serve", "--config", config, "--no-auth", "--port", str(port))
+        with running(args, f"http://127.0.0.1:{port}/health", tmp_path / "first.log") as proc:
+            acked = _burst(port, proc, user, attempts)
+        with running(args, f"http://127.0.0.1:{port}/health", tmp_path / "second.log"), \
+                httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
+            yield Burst(client, user, attempts, acked)
+    assert "Traceback" not in (tmp_path / "second.log").read_text(errors="replace")
+
+
+def test_kill_9_mid_burst_loses_no_acknowledged_add_and_keyed_retries_add_no_twins(killed):
+    c, user, attempts, acked = killed.client, killed.user, killed.attempts, killed.acked
     assert 0 < len(acked) < attempts, len(acked)
-    with running(args, f"http://127.0.0.1:{port}/health", tmp_path / "second.log"), \
-            httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as c:
-        for i in range(attempts):  # every request again, the acknowledged ones too
-            response = _post(c, user, i)
-            assert response.status_code == 200, response.text
-            if i in acked:
-                assert _ids(response.json()) == acked[i], "a retry answers the first outcome"
-        stored = c.get("/memories", params={"user_id": user, "limit": 1000}).json()["results"]
-        texts = [m["memory"] for m in stored]
-        assert sorted(texts) == sorted(f"fact {i} of {user}" for i in range(attempts)), "none lost, none twice"
-        for memory in stored:
-            assert [h["event"] for h in c.get(f"/memories/{memory['id']}/history").json()] == ["ADD"]
+    with ThreadPoolExecutor(8) as pool:  # every request again, the acknowledged ones too
+        retried = list(pool.map(partial(_post, c, user), range(attempts)))
+    for i, response in enumerate(retried):
+        assert response.status_code == 200, response.text
+        if i in acked:
+            assert _ids(response.json()) == acked[i], "a retry answers the first outcome"
+    stored = c.get("/memories", params={"user_id": user, "limit": 1000}).json()["results"]
+    texts = [m["memory"] for m in stored]
+    assert sorted(texts) == sorted(f"fact {i} of {user}" for i in range(attempts)), "none lost, none twice"
+    with ThreadPoolExecutor(8) as pool:
+        histories = list(pool.map(lambda m: c.get(f"/memories/{m['id']}/history").json(), stored))
+    assert all([h["event"] for h in events] == ["ADD"] for events in histories), histories
 
 
-@pytest.fixture(params=STORES)
-def rest(request, tmp_path, server):
-    config = _config(request, tmp_path, request.param, server.base_url)
-    port = free_port()
-    args = graphmem_command("serve", "--config", config, "--no-auth", "--port", str(port))
-    with running(args, f"http://127.0.0.1:{port}/health", tmp_path / "server.log"), \
-            httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
-        yield client
-    assert "Traceback" not in (tmp_path / "server.log").read_text(errors="replace")
+def _status(method, *args, **kwargs) -> int:
+    return method(*args, **kwargs).status_code
 
 
-def test_rest_reused_key_with_another_body_is_422_and_writes_nothing(rest):
+def test_rest_reused_key_with_another_body_is_422_and_writes_nothing(killed):
+    rest = killed.client
     user = f"u-{uuid.uuid4().hex[:8]}"
     assert _post(rest, user, 1).status_code == 200
     body = {"messages": [{"role": "user", "content": "something else"}], "user_id": user, "infer": False}
@@ -300,20 +328,14 @@ def test_rest_reused_key_with_another_body_is_422_and_writes_nothing(rest):
     assert len(rest.get("/memories", params={"user_id": user}).json()["results"]) == 1
 
 
-def test_rest_concurrent_delete_and_put_have_one_winner_and_no_500(rest):
+def test_rest_concurrent_delete_and_put_have_one_winner_and_no_500(killed):
+    rest = killed.client
     user = f"u-{uuid.uuid4().hex[:8]}"
     for trial in range(3):
         (mid,) = _ids(_post(rest, user, trial).json())
-        jobs = [lambda: rest.delete(f"/memories/{mid}").status_code] * 4
-        jobs += [lambda i=i: rest.put(f"/memories/{mid}", json={"text": f"v{i}"}).status_code for i in range(4)]
-        gate = threading.Barrier(len(jobs))
-
-        def run(job):
-            gate.wait(10)
-            return job()
-
-        with ThreadPoolExecutor(len(jobs)) as pool:
-            codes = list(pool.map(run, jobs))
+        jobs = [partial(_status, rest.delete, f"/memories/{mid}")] * 4
+        jobs += [partial(_status, rest.put, f"/memories/{mid}", json={"text": f"v{i}"}) for i in range(4)]
+        codes = _race(jobs)
         deletes, puts = codes[:4], codes[4:]
         assert sorted(deletes) == [200, 404, 404, 404], (trial, codes)
         assert set(puts) <= {200, 404}, (trial, codes)

@@ -22,16 +22,17 @@ from graphmem.ingest.commit import audited
 from graphmem.lifecycle.history import History, HistoryEvent
 from graphmem.retrieval.when import annotate_times
 from graphmem.stores.base import GraphStore
-from graphmem.types import GraphWrite, MemoryItem, MemoryWrite, Scope, new_id, utcnow
+from graphmem.types import GraphWrite, MemoryItem, MemoryWrite, Owners, Scope, new_id, utcnow
 
 Result = dict[str, Any]
 Lookup = Callable[[str], MemoryItem | None]
 
 
-def live(store: GraphStore, memory_id: str) -> MemoryItem | None:
-    """The live memory, or None: unknown, soft-deleted, expired, or read half-removed (a node
-    being deleted can be read without its scope ids: that is gone, not a caller's missing scope)."""
-    item = store.get_memory(memory_id)
+def live(store: GraphStore, memory_id: str, owners: Owners | None = None) -> MemoryItem | None:
+    """The live memory, or None: unknown, soft-deleted, expired, another user's (``owners``), or read
+    half-removed (a node being deleted can be read without its scope ids: that is gone, not a
+    caller's missing scope)."""
+    item = store.get_memory(memory_id, owners)
     if item is None or item.deleted_at is not None or not (item.user_id or item.agent_id or item.run_id):
         return None
     return item

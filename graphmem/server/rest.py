@@ -33,6 +33,7 @@ from graphmem.server.limits import BodyLimit
 from graphmem.server.models import MemoryCreate, MemoryUpdate, SearchRequest
 from graphmem.server.ui import mount_inspector
 from graphmem.server.views import neighbourhood
+from graphmem.types import Owners
 
 log = logging.getLogger(__name__)
 
@@ -145,7 +146,8 @@ def _graph_routes(app: FastAPI, memory: AsyncMemory) -> None:
 async def _owned(memory: AsyncMemory, tenant: Tenant, memory_id: str) -> MemoryResult:
     """The memory, if the key may touch it; another tenant's memory is "not found", exactly as an
     unknown id (MCP does the same), so a key cannot probe which ids exist."""
-    found = await memory.get(memory_id)
+    owners = None if tenant.admin else Owners(tuple(tenant.users), tenant.user_prefixes)
+    found = await memory.get(memory_id, owners=owners)  # the store checks the owner before loading anything
     if found is None or not tenant.allows_user(found.get("user_id")):
         raise NotFoundError(f"no memory with id {memory_id!r}")
     return found

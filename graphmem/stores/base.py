@@ -20,7 +20,7 @@ from datetime import datetime
 from graphmem.schema.filters import Filter
 from graphmem.stores.locks import locks_of
 from graphmem.stores.memory_context import ContextQuery, MemoryContext
-from graphmem.types import Conversation, Entity, GraphWrite, MemoryItem, Relation, Scope, canonical_name
+from graphmem.types import Conversation, Entity, GraphWrite, MemoryItem, Owners, Relation, Scope, canonical_name
 
 
 @dataclass
@@ -245,8 +245,9 @@ class GraphStore(ABC):
         ``scores={"vector": cosine}``."""
 
     @abstractmethod
-    def get_memory(self, memory_id: str) -> MemoryItem | None:
-        """One memory by id, whatever its scope; soft-deleted ones too (deleted_at set)."""
+    def get_memory(self, memory_id: str, owners: Owners | None = None) -> MemoryItem | None:
+        """One memory by id, whatever its scope; soft-deleted ones too (deleted_at set). ``owners``:
+        None when its user is not one of them, decided in the lookup before the memory is loaded."""
 
     @abstractmethod
     def list_memories(

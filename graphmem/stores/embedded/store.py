@@ -48,6 +48,7 @@ from graphmem.types import (
     Entity,
     GraphWrite,
     MemoryItem,
+    Owners,
     Relation,
     Scope,
     iso,
@@ -234,11 +235,13 @@ class EmbeddedStore(GraphStore):
             self._begin()
             return memory_context(self._graph.memories, scope, query, unit(self._vector(query.embedding)))
 
-    def get_memory(self, memory_id: str) -> MemoryItem | None:
+    def get_memory(self, memory_id: str, owners: Owners | None = None) -> MemoryItem | None:
         with self._lock:
             self._begin()
             row = self._graph.memories.rows.get(memory_id)
-            return None if row is None or is_expired(row.get("expires_at")) else memory_item(row)
+            if row is None or (owners is not None and not owners.allow(row.get("user_id"))):
+                return None
+            return None if is_expired(row.get("expires_at")) else memory_item(row)
 
     def list_memories(
         self, scope: Scope, include_deleted: bool = False, limit: int | None = None, filters: Filter | None = None

@@ -32,7 +32,7 @@ from graphmem.stores.neo4j import conversation as log_queries
 from graphmem.stores.neo4j import memories as memory_queries
 from graphmem.stores.neo4j.translate import reason, redact_url, translated
 from graphmem.stores.neo4j.values import Statement, VectorPlan
-from graphmem.types import Conversation, Entity, GraphWrite, MemoryItem, Relation, Scope
+from graphmem.types import Conversation, Entity, GraphWrite, MemoryItem, Owners, Relation, Scope
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -499,8 +499,8 @@ class Neo4jStore(GraphStore):
         (row,) = self._query(memory_queries.memory_context(scope, query), read=True)
         return memory_queries.to_context(row)
 
-    def get_memory(self, memory_id: str) -> MemoryItem | None:
-        rows = self._query(memory_queries.get_memory(memory_id), read=True)
+    def get_memory(self, memory_id: str, owners: Owners | None = None) -> MemoryItem | None:
+        rows = self._query(memory_queries.get_memory(memory_id, owners), read=True)
         item = memory_queries.to_memory(rows[0]["memory"]) if rows else None
         return None if item is None or is_expired(item.expires_at) else item
 
