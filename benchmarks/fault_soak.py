@@ -50,6 +50,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--adds", type=int, default=60, help="adds per round")
     p.add_argument("--clients", type=int, default=8)
     p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--timing", type=int, default=0, metavar="N",
+                   help="also time N Neo4j lookups each of another tenant's id and of an unknown id (ownership checked in the lookup)")
     return p.parse_args(argv)
 
 
@@ -231,8 +233,58 @@ def soak(store: str, args: argparse.Namespace, rng: random.Random) -> list[dict[
     return rows
 
 
+def mann_whitney_z(a: list[float], b: list[float]) -> float:
+    """The normal approximation of the Mann-Whitney U test (ties ranked by their mean rank)."""
+    merged = sorted([(v, 0) for v in a] + [(v, 1) for v in b])
+    ranks = [0.0] * len(merged)
+    i = 0
+    while i < len(merged):
+        j = i
+        while j + 1 < len(merged) and merged[j + 1][0] == merged[i][0]:
+            j += 1
+        for k in range(i, j + 1):
+            ranks[k] = (i + j) / 2 + 1
+        i = j + 1
+    n1, n2 = len(a), len(b)
+    u = sum(r for r, (_, side) in zip(ranks, merged, strict=True) if side == 0) - n1 * (n1 + 1) / 2
+    return float((u - n1 * n2 / 2) / ((n1 * n2 * (n1 + n2 + 1) / 12) ** 0.5))
+
+
+def ownership_timing(url: str, n: int) -> None:
+    """Another tenant's memory id against an unknown id, looked up the way REST's routes do
+    (Owners in the statement), interleaved; and the old way (load, then compare) beside it."""
+    import statistics
+
+    from graphmem.stores.neo4j import Neo4jStore
+    from graphmem.types import GraphWrite as Write
+    from graphmem.types import MemoryWrite, Owners, Scope, new_id, utcnow
+
+    store = Neo4jStore(url=url, embedding_dims=DIMS)
+    store.setup()
+    theirs = Scope.of(f"timing-{uuid.uuid4().hex[:6]}")
+    write = Write(add_id=new_id(), scope=theirs, at=utcnow())
+    write.memories = [MemoryWrite("ADD", new_id(), "their secret " * 40, [0.1] * DIMS, {"k": "v" * 200})]
+    store.write(write)
+    foreign, mine = write.memories[0].id, Owners(users=("someone-else",))
+    times: dict[str, list[float]] = {"foreign": [], "unknown": [], "foreign, loaded then compared (before)": []}
+    for _ in range(n):
+        for name, memory_id, owners in (("foreign", foreign, mine), ("unknown", new_id(), mine),
+                                        ("foreign, loaded then compared (before)", foreign, None)):
+            started = time.perf_counter()
+            store.get_memory(memory_id, owners)
+            times[name].append((time.perf_counter() - started) * 1000)
+    for name, values in times.items():
+        print(f"{name}: median {statistics.median(values):.3f} ms")
+    print(f"Mann-Whitney z, foreign vs unknown: {mann_whitney_z(times['foreign'], times['unknown']):.2f}; "
+          f"loaded foreign vs unknown: {mann_whitney_z(times['foreign, loaded then compared (before)'], times['unknown']):.2f}")
+    store.delete_all(theirs)
+    store.close()
+
+
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
+    if args.timing:
+        ownership_timing(args.neo4j_url, args.timing)
     rng = random.Random(args.seed)
     rows = [row for store in args.stores for row in soak(store, args, rng)]
     keys = ["attempts", "acknowledged", "outcome_unknown", "stored", "lost", "duplicated", "missing", "missing_history",

@@ -364,3 +364,44 @@ def test_rest_lost_commit_answer_is_503_write_outcome_unknown_and_the_retry_answ
             assert [h["event"] for h in c.get(f"/memories/{stored[0]['id']}/history").json()] == ["ADD"]
     finally:
         link.cut()
+
+
+# --- ownership before loading; the MCP door -----------------------------------------------------------
+
+
+def test_a_lookup_with_owners_never_returns_another_users_memory(memory, uid):
+    from graphmem.types import Owners
+
+    (mid,) = _ids(memory.add("I keep bees", user_id=uid, infer=False))
+    assert memory.get(mid, owners=Owners(users=(uid,)))["memory"] == "I keep bees"
+    assert memory.get(mid, owners=Owners(prefixes=(uid[:4],)))["memory"] == "I keep bees"
+    assert memory.get(mid, owners=Owners(users=("someone-else",), prefixes=("x-",))) is None
+    assert memory.store.get_memory(mid, Owners(users=("someone-else",))) is None  # the store's own lookup says nothing
+    assert memory.get("no-such-id", owners=Owners(users=(uid,))) is None
+
+
+def test_mcp_add_memory_takes_an_idempotency_key(tmp_path, server):
+    import asyncio
+    import sys
+
+    from mcp.client import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    config = write_config(tmp_path, server.base_url, "embedded")
+    user = f"u-{uuid.uuid4().hex[:8]}"
+    params = StdioServerParameters(command=sys.executable, args=graphmem_command("mcp", "--user", user, "--config", str(config))[1:])
+
+    async def add(client, text: str):
+        result = await client.call_tool("add_memory", {"messages": text, "infer": False, "idempotency_key": "mcp-1"})
+        return result
+
+    async def main() -> None:
+        async with Client(params, read_timeout_seconds=60) as client:
+            first, again, other = await add(client, "I keep bees"), await add(client, "I keep bees"), await add(client, "wasps")
+            assert not first.is_error and not again.is_error
+            assert first.structured_content["results"] == again.structured_content["results"]
+            assert other.is_error and "IdempotencyConflictError" in other.content[0].text
+            listed = await client.call_tool("get_memories", {})
+            assert len(listed.structured_content["results"]) == 1
+
+    asyncio.run(main())
