@@ -147,6 +147,19 @@ def check_scope_id(arg: str, value: Any) -> str | None:
 
 
 @dataclass(frozen=True)
+class Owners:
+    """Whose memories a read by id may return: these user ids, and user ids starting with one of
+    these prefixes (a server's tenant key). Checked in the store's lookup itself, so a memory of
+    someone else is never loaded: it costs what an unknown id costs."""
+
+    users: tuple[str, ...] = ()
+    prefixes: tuple[str, ...] = ()
+
+    def allow(self, user_id: str | None) -> bool:
+        return user_id is not None and (user_id in self.users or any(user_id.startswith(p) for p in self.prefixes))
+
+
+@dataclass(frozen=True)
 class Scope:
     """Who a memory belongs to: the combination of user, agent and run ids (at least one is set)."""
 
@@ -527,6 +540,8 @@ class GraphWrite:
     messages: list[LoggedMessage] = field(default_factory=list)  # appended to the conversation log
     keep_messages: int = 200  # the log keeps the newest this-many messages of the scope
     idempotency_key: str | None = None  # a bulk import's key: recorded with the add, see Memory.add_many
+    #: with idempotency_key, the add's answer (JSON: fingerprint and result) stored in its commit (ingest/idempotency.py)
+    idempotency_outcome: str | None = None
 
     def is_empty(self) -> bool:
         return not (self.entities or self.relations or self.invalidations or self.memories or self.messages or self.idempotency_key)

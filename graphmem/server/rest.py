@@ -12,13 +12,14 @@ from __future__ import annotations
 import logging
 from typing import Annotated, Any
 
-from fastapi import FastAPI, HTTPException, Query, Request
+from fastapi import FastAPI, Header, HTTPException, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
 from graphmem.aio import AsyncMemory
 from graphmem.errors import (
     GraphMemError,
+    IdempotencyConflictError,
     InvalidInputError,
     LLMError,
     NotFoundError,
@@ -32,6 +33,7 @@ from graphmem.server.limits import BodyLimit
 from graphmem.server.models import MemoryCreate, MemoryUpdate, SearchRequest
 from graphmem.server.ui import mount_inspector
 from graphmem.server.views import neighbourhood
+from graphmem.types import Owners
 
 log = logging.getLogger(__name__)
 
@@ -59,10 +61,12 @@ def _memory_routes(app: FastAPI, memory: AsyncMemory) -> None:
     """mem0's memory routes: add, list, read, update and delete, one memory's history, a scope's deletion."""
 
     @app.post("/memories", summary="Remember messages for a scope")
-    async def add(body: MemoryCreate, tenant: Caller) -> dict[str, Any]:
+    async def add(body: MemoryCreate, tenant: Caller,
+                  idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None) -> dict[str, Any]:
         scope = allowed(tenant, body.user_id, body.agent_id, body.run_id)
         messages = [m.model_dump() for m in body.messages]
-        return await memory.add(messages, **scope, metadata=body.metadata, infer=body.infer, timestamp=body.timestamp)
+        return await memory.add(messages, **scope, metadata=body.metadata, infer=body.infer, timestamp=body.timestamp,
+                                idempotency_key=idempotency_key)
 
     @app.get("/memories", summary="A scope's memories and relations", response_model=dict[str, Any])
     async def get_all(tenant: Caller, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
@@ -142,13 +146,15 @@ def _graph_routes(app: FastAPI, memory: AsyncMemory) -> None:
 async def _owned(memory: AsyncMemory, tenant: Tenant, memory_id: str) -> MemoryResult:
     """The memory, if the key may touch it; another tenant's memory is "not found", exactly as an
     unknown id (MCP does the same), so a key cannot probe which ids exist."""
-    found = await memory.get(memory_id)
+    owners = None if tenant.admin else Owners(tuple(tenant.users), tenant.user_prefixes)
+    found = await memory.get(memory_id, owners=owners)  # the store checks the owner before loading anything
     if found is None or not tenant.allows_user(found.get("user_id")):
         raise NotFoundError(f"no memory with id {memory_id!r}")
     return found
 
 
 _STATUS: tuple[tuple[type[GraphMemError], int], ...] = (
+    (IdempotencyConflictError, 422),  # the IETF Idempotency-Key draft's answer to a reused key with another payload
     (InvalidInputError, 400),
     (NotFoundError, 404),
     (LLMError, 502),
