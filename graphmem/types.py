@@ -252,6 +252,9 @@ class Relation:
     destination_attributes: dict[str, Any] = field(default_factory=dict)
     hops: int = 1  # search(hops=2): how far from a seed entity the relation was found
     path: list[dict[str, str]] | None = None  # the steps from the seed ({source, relationship, destination}) when hops > 1
+    #: the triple in words (graphmem.schema.facts); None for a version written before facts (graphmem reindex)
+    fact: str | None = None
+    retired_by: str | None = None  # the add that retired this version (provenance), None while current
 
     @property
     def is_current(self) -> bool:
@@ -269,6 +272,10 @@ class Relation:
             "expired_at": iso(self.expired_at),
             "mentions": self.mentions,
         }
+        if self.fact is not None:
+            out["fact"] = self.fact
+        if self.provenance or self.retired_by:
+            out["provenance"] = {"added_by": list(self.provenance), "retired_by": self.retired_by}
         if self.score is not None:
             out["score"] = round(self.score, 6)
         if self.scores:
@@ -434,6 +441,14 @@ class RelationWrite:
     #: written as it was, never merged into the current instance of its triple
     created_at: datetime | None = None
     expired_at: datetime | None = None
+    #: the fact text (graphmem.schema.facts) and its embedding; None: none (a store keeps what a bumped
+    #: current instance has, and ``graphmem reindex`` fills what is missing)
+    fact: str | None = None
+    fact_embedding: list[float] | None = None
+    #: a restored version's provenance: the adds that asserted it and the one that retired it (graphmem
+    #: load); empty: this write's add
+    provenance: list[str] = field(default_factory=list)
+    retired_by: str | None = None
 
 
 @dataclass

@@ -24,9 +24,12 @@ from graphmem.stores.base import (
     GraphQuery,
     GraphStore,
     MemoryQuery,
+    RelationFact,
     relation_visible,
+    scope_of_key,
 )
 from graphmem.stores.embedded import lifecycle
+from graphmem.stores.embedded.facts import best_facts
 from graphmem.stores.embedded.graph import (
     WORD,
     Attrs,
@@ -155,22 +158,25 @@ class EmbeddedStore(GraphStore):
             self._begin()
             key, g = scope.key, self._graph
             index = g.scope_index(key)
-            vector = _vector_seeds(index, normalise(np.array([self._vector(query.embedding)]))[0], query)
+            q = normalise(np.array([self._vector(query.embedding)]))[0]
+            vector = _vector_seeds(index, q, query)
             text = _fulltext_seeds(index, query)
             named = {g.by_canonical[(key, c)] for c in query.seed_canonicals if (key, c) in g.by_canonical}
             as_of = parse_time(query.as_of, field_name="as_of")
             known_at = parse_time(query.known_at, field_name="known_at")
             now = utcnow()
+            # entity proximity: the best of an endpoint's cosine to the query and its being named exactly
             seeds = {
-                e: {"vector": vector.get(e, 0.0), "fulltext": text.get(e, 0.0), "seed": 1.0 if e in named else 0.0}
+                e: {"seed": max(vector.get(e, 0.0), 1.0 if e in named else 0.0), "fulltext": text.get(e, 0.0)}
                 for e in set(vector) | set(text) | named
             }
             flt = scoped(scope, query.filters, "relation")
-            out = expand(g, seeds, query.hops, query.hop_decay,
-                         lambda d: (query.include_invalidated or _visible(d, as_of, known_at, now)) and g.relation_matches(d, flt))  # fmt: skip
-            # best first, then fewer hops; stable: ties stay oldest first
-            out.sort(key=lambda r: (-max(r.scores.values()), r.hops))
-            return out
+
+            def keep(d: Attrs) -> bool:
+                return (query.include_invalidated or _visible(d, as_of, known_at, now)) and g.relation_matches(d, flt)
+
+            out = expand(g, seeds, query.hops, query.hop_decay, keep)
+            return _with_facts(g, key, out, q, query, keep)
 
     def similar_memories(self, scope: Scope, embeddings: list[list[float]], top_k: int = 5) -> list[list[MemoryItem]]:
         return self.memory_candidates(scope, embeddings, top_k, [])[0]
@@ -266,6 +272,23 @@ class EmbeddedStore(GraphStore):
                 if (include_invalidated or _visible(d, None, None, now)) and self._graph.relation_matches(d, flt)
             ]  # fmt: skip
             return [self._graph.relation(d) for d in found[:limit]]
+
+    def set_relation_facts(self, scope: Scope, facts: list[RelationFact]) -> int:
+        with self._lock:
+            self._begin()
+            ops: list[Op] = []
+            for f in facts:
+                d = self._graph.edge(f.relation_id)
+                if d is not None and d["scope"] == scope.key:
+                    ops.append(["relation_fact", f.relation_id, f.fact, unit(self._vector(f.embedding))])
+            if ops:
+                self._commit(ops)
+            return len(ops)
+
+    def scopes(self) -> list[Scope]:
+        with self._lock:
+            self._begin()
+            return [scope_of_key(key) for key, ids in self._graph.by_scope.items() if ids]
 
     def timeline(self, scope: Scope, canonical: str) -> list[Relation]:
         with self._lock:
@@ -409,6 +432,26 @@ class EmbeddedStore(GraphStore):
 
 def _visible(d: Attrs, as_of: datetime | None, known_at: datetime | None, now: datetime) -> bool:
     return relation_visible(d["valid_at"], d["invalid_at"], d["created_at"], d["expired_at"], as_of, known_at, now)
+
+
+def _with_facts(g: MemoryGraph, key: str, found: list[Relation], q: np.ndarray, query: GraphQuery,
+                keep: Callable[[Attrs], bool]) -> list[Relation]:
+    """The seeded relations plus the scope's ``fact_top_k`` relations closest to the query by fact
+    (cosine >= threshold, kept by ``keep``), each with ``scores["vector"]`` = its fact cosine; best
+    first, then fewer hops, ties oldest first."""
+    index = g.facts.get(key, lambda: g.scope_relations(key))
+    best = best_facts(index, q, query.fact_top_k, query.threshold, lambda rid: (d := g.edge(rid)) is not None and keep(d))
+    have = {r.id for r in found}
+    for rid in best:
+        if rid not in have:
+            found.append(g.relation(g.edge(rid) or {}, {"fulltext": 0.0, "seed": 0.0}))
+    edges = {r.id: g.edge(r.id) or {} for r in found}
+    found.sort(key=lambda r: (edges[r.id]["created_at"], edges[r.id]["_seq"]))
+    for rel in found:
+        emb = edges[rel.id].get("fact_embedding")
+        rel.scores["vector"] = best.get(rel.id, float(emb @ q) if emb is not None else 0.0)
+    found.sort(key=lambda r: (-max(r.scores.values()), r.hops))
+    return found
 
 
 def _top(scores: np.ndarray, mask: np.ndarray, top_k: int) -> list[int]:

@@ -23,7 +23,17 @@ from neo4j.exceptions import ConfigurationError, TransientError
 
 from graphmem.errors import ConfigError, InvalidInputError, StoreError, StoreUnavailableError
 from graphmem.schema.filters import Filter
-from graphmem.stores.base import AddContext, AddContextQuery, EntityCandidate, GraphQuery, GraphStore, MemoryQuery, Resolution
+from graphmem.stores.base import (
+    AddContext,
+    AddContextQuery,
+    EntityCandidate,
+    GraphQuery,
+    GraphStore,
+    MemoryQuery,
+    RelationFact,
+    Resolution,
+    scope_of_key,
+)
 from graphmem.stores.lifecycle import Erased, is_expired
 from graphmem.stores.memory_context import ContextQuery, MemoryContext
 from graphmem.stores.neo4j import bulk as bulk_queries
@@ -332,11 +342,7 @@ class Neo4jStore(GraphStore):
     def write(self, write: GraphWrite) -> None:
         if write.is_empty():
             return
-        for entity in write.entities:
-            self._check_dims(entity.embedding)
-        for memory in write.memories:
-            if memory.embedding is not None:
-                self._check_dims(memory.embedding)
+        self._check_write_dims([write])
         held = self._held_tx(write.scope)
         # raises InvalidInputError for a malformed item: nothing written
         stmt = queries.write_graph(write, unlock=held is not None)
@@ -429,6 +435,9 @@ class Neo4jStore(GraphStore):
             for memory in w.memories:
                 if memory.embedding is not None:
                     self._check_dims(memory.embedding)
+            for rel in w.relations:
+                if rel.fact_embedding is not None:
+                    self._check_dims(rel.fact_embedding)
 
     def imported_keys(self, keys: list[str]) -> set[str]:
         if not keys:
@@ -454,6 +463,16 @@ class Neo4jStore(GraphStore):
             self._check_dims(query.embedding)
         stmt = queries.search_graph(scope, query, self.vector_plan, self.search_relation_limit)
         return [queries.to_relation(row) for row in self._query(stmt, read=True)]
+
+    def set_relation_facts(self, scope: Scope, facts: list[RelationFact]) -> int:
+        if not facts:
+            return 0
+        for f in facts:
+            self._check_dims(f.embedding)
+        return int(self._write_one(queries.set_relation_facts(scope, facts))["updated"])
+
+    def scopes(self) -> list[Scope]:
+        return [scope_of_key(row["scope"]) for row in self._query(queries.scopes(), read=True)]
 
     def timeline(self, scope: Scope, canonical: str) -> list[Relation]:
         return [queries.to_relation(row) for row in self._query(queries.timeline(scope, canonical), read=True)]
