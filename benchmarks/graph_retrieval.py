@@ -19,10 +19,12 @@ beforehand) on one user whose own node holds ~1,000 relations.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import tempfile
 import time
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +34,7 @@ from benchmarks import common
 from benchmarks.graph_data import UserGraph, generate, latency_user, sentence
 from graphmem import Memory
 from graphmem.lifecycle.load import load_graph
-from graphmem.retrieval import get_preset
+from graphmem.retrieval import SearchPreset, get_preset
 from graphmem.retrieval.graph import search_relations
 from graphmem.schema.facts import relation_fact, stored_times
 from graphmem.stores.base import RelationFact
@@ -52,6 +54,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--split", default="dev", choices=["dev", "heldout"], help="which half of the hand-written phrasings is asked")
     p.add_argument("--preset", default="hybrid")
+    p.add_argument("--relation-weights", type=json.loads, default=None, help='JSON, e.g. {"vector": 1, "seed": 1}: the preset\'s relation_weights')
+    p.add_argument("--relation-spread", type=float, default=None, help="the preset's relation_spread")
+    p.add_argument("--slices", nargs="+", default=list(SLICES), choices=SLICES, help="ask only these slices")
     p.add_argument("--latency-relations", type=int, default=1000, help="relations of the latency user's own node (0: no latency run)")
     p.add_argument("--latency-rounds", type=int, default=5, help="times each latency question is asked (after one warm-up round)")
     p.add_argument("--neo4j-url", default=None, help="use this Neo4j instead of starting a private one")
@@ -186,9 +191,21 @@ def measure_latency(memory: Memory, g: UserGraph, args: argparse.Namespace) -> d
     return {"user_relations": own, "queries": len(times), **common.percentiles(times)}
 
 
+def preset_of(args: argparse.Namespace) -> SearchPreset:
+    preset = get_preset(args.preset)
+    if args.relation_weights is not None:
+        preset = replace(preset, relation_weights=args.relation_weights)
+    if args.relation_spread is not None:
+        preset = replace(preset, relation_spread=args.relation_spread)
+    return preset
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    args.preset = preset_of(args)
     graphs = generate(args.users, args.seed, args.split)
+    for g in graphs:
+        g.questions = [q for q in g.questions if q.slice in args.slices]
     slow = latency_user(args.seed, args.latency_relations) if args.latency_relations else None
     runs: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="graphmem-graphret-") as tmp:
@@ -213,7 +230,7 @@ def main(argv: list[str] | None = None) -> int:
         for name, missed in (run.get("misses") or {}).items():
             for m in missed:
                 print(f"  miss {run['embedder']} {run['system']} {name}: {m}")
-    payload = {"args": vars(args), "questions": counts, "graphs": [len(g.relations) for g in graphs], "runs": runs,
+    payload = {"args": {**vars(args), "preset": vars(args.preset)}, "questions": counts, "graphs": [len(g.relations) for g in graphs], "runs": runs,
                "commit": common.git_commit(), "machine": common.machine_info()}
     path = common.write_result(f"graph_retrieval-{args.label or args.split}", payload, args.out)
     print(f"results: {path}", file=sys.stderr)
