@@ -26,6 +26,7 @@ from test_browser import chrome, load_story  # noqa: F401 - chrome is a fixture
 from test_package import wheel  # noqa: F401 - a fixture
 
 from graphmem.aio import AsyncMemory
+from graphmem.lifecycle.reindex import reindex
 from graphmem.server.access import Tenant, Tenants, hash_key
 from graphmem.server.rest import create_app
 from graphmem.server.ui import UI_DIR
@@ -66,6 +67,7 @@ def world(store, server, tmp_path):
                        hash_key(keys["bob"]): Tenant("bob-app", frozenset({bob}))})
     memory = make_memory(server, store, TEST_DIMS, history_db_path=str(tmp_path / "history.db"))
     load_story(store, Scope.of(user_id=alice), TEST_DIMS)
+    reindex(store, memory.embedder, [Scope.of(user_id=alice)])  # the story is written without facts, as an old store
     memory.add([{"role": "user", "content": "I love playing badminton on Sundays"}], user_id=alice, infer=False,
                metadata={"topic": "sport"})
     memory.add([{"role": "user", "content": "My sister Jesica has a dog"}], user_id=alice, infer=False,
@@ -248,6 +250,7 @@ def _timeline_screen(driver, folder: Path) -> None:
     assert "badminton" in by_id(driver, "entity-title").text
     timeline = table_text(driver, "timeline")
     assert "LOVES_PLAYING" in timeline and "2024-01-10" in timeline and "2024-06-15" in timeline
+    assert "loves playing badminton" in timeline and "added by" in timeline and "retired by" in timeline  # fact, provenance
     assert "I love playing badminton on Sundays" in by_id(driver, "entity-memories").text
     driver.save_screenshot(str(folder / "4-entity-timeline.png"))
 

@@ -74,6 +74,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_import(sub)
     _add_import_mem0(sub)
     _add_load(sub)
+    from graphmem.lifecycle.reindex import add_parser as _add_reindex
+
+    _add_reindex(sub)
     _add_fake_llm(sub)
     _add_init(sub)
     from graphmem.cli.doctor import add_parser as _add_doctor
@@ -405,6 +408,10 @@ def _run_standalone(ns: argparse.Namespace) -> int | None:
         from graphmem.lifecycle.load import run as run_load
 
         return run_load(ns, load_config(ns.config))
+    if ns.command == "reindex":
+        from graphmem.lifecycle.reindex import run as run_reindex
+
+        return run_reindex(ns, load_config(ns.config))
     if ns.command == "doctor":
         from graphmem.cli.doctor import run as run_doctor
 

@@ -128,6 +128,9 @@ class AddOutcome:
         if bumped is not None:
             row.update(id=bumped.id, valid_at=iso(bumped.valid_at), invalid_at=iso(bumped.invalid_at),
                        created_at=iso(bumped.created_at), mentions=bumped.mentions + 1)
+        fact = bumped.fact if bumped is not None and bumped.fact is not None else rel.fact
+        if fact is not None:
+            row["fact"] = fact
         row["event"] = "ADD"
         return row
 

@@ -423,7 +423,8 @@ async function openEntity(name) {
   state.entity = data.entity;
   $("entity-title").textContent = `Entity “${data.entity}”`;
   const rows = data.relations.map((r) => {
-    const tr = row([r.source, r.relationship, r.destination, short(r.valid_at), short(r.invalid_at), short(r.created_at), short(r.expired_at)]);
+    const tr = row([r.source, r.relationship, r.destination, short(r.valid_at), short(r.invalid_at), short(r.created_at), short(r.expired_at),
+                    factAndProvenance(r)]);
     if (r.invalid_at || r.expired_at) tr.className = "retired";
     return tr;
   });
@@ -471,6 +472,16 @@ async function forgetUser() {
 // --- small DOM helpers ---------------------------------------------------------------------------
 
 function cell(text) { const td = document.createElement("td"); td.textContent = text ?? ""; return td; }
+// a relation version's fact and the adds behind it (ids cut to 8 characters; the full ids are in the title)
+function factAndProvenance(r) {
+  const p = r.provenance || { added_by: [], retired_by: null };
+  const cut = (id) => id.slice(0, 8);
+  const parts = [];
+  if (p.added_by.length) parts.push(`added by ${p.added_by.map(cut).join(", ")}`);
+  if (p.retired_by) parts.push(`retired by ${cut(p.retired_by)}`);
+  return [r.fact || "", parts.join("; ")].filter(Boolean).join(" · ");
+}
+
 function row(values) { const tr = document.createElement("tr"); tr.append(...values.map(cell)); return tr; }
 function option(value) { const o = document.createElement("option"); o.value = value; return o; }
 function short(t) { return t ? t.replace("T", " ").replace(/(\.\d+)?(\+00:00|Z)$/, "") : ""; }

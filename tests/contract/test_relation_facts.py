@@ -139,3 +139,14 @@ def test_search_with_facts_is_one_round_trip(store: GraphStore, scope: Scope, pe
     store.search_graph(scope, query(axis(F1), seeds=["alice"], hops=2))
     assert store.round_trips - before == 1
     assert ids(store.search_graph(scope, query(axis(QUIET), fact_top_k=0))) == set()
+
+
+def test_forget_entity_also_erases_versions_whose_fact_names_it(store: GraphStore, scope: Scope) -> None:
+    from graphmem.stores.lifecycle import name_pattern
+
+    bob, carl, ana = entity("Bob", axis(0)), entity("Carl", axis(1)), entity("Ana", axis(2))
+    add(store, scope, T0, [bob, carl, ana], [frel(bob, "knows", carl, F1, fact="Bob knows Carl through Ana"),
+                                             frel(carl, "likes", bob, F2, fact="Carl likes Bob")])
+    store.forget_entity(scope, "ana", name_pattern("Ana"))  # type: ignore[attr-defined]
+    assert [r.fact for r in store.get_all(scope, include_invalidated=True)] == ["Carl likes Bob"]
+    assert store.search_graph(scope, query(axis(F1))) == []

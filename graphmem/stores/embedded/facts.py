@@ -19,6 +19,11 @@ Attrs = dict[str, object]
 class FactIndex:
     ids: list[str]  # relation ids, oldest first
     matrix: np.ndarray  # one unit fact embedding per row
+    rows: dict[str, int]  # relation id -> its row
+
+    def cosines(self, query: np.ndarray) -> np.ndarray:
+        """The cosine of the unit ``query`` and every fact of the scope, by row."""
+        return self.matrix @ query if self.ids else np.zeros(0)
 
 
 class FactIndexes:
@@ -39,16 +44,16 @@ class FactIndexes:
         if index is None:
             rows = [d for d in relations() if d.get("fact_embedding") is not None]
             matrix = np.array([as_vector(d["fact_embedding"]) for d in rows], dtype=np.float64)
-            index = self._by_scope[key] = FactIndex([str(d["id"]) for d in rows], matrix.reshape(len(rows), self.embedding_dims))
+            ids = [str(d["id"]) for d in rows]
+            index = self._by_scope[key] = FactIndex(ids, matrix.reshape(len(rows), self.embedding_dims), {r: i for i, r in enumerate(ids)})
         return index
 
 
-def best_facts(index: FactIndex, query: np.ndarray, k: int, threshold: float, keep: Callable[[str], bool]) -> dict[str, float]:
-    """Relation id -> fact cosine of the ``k`` best relations with cosine >= threshold that ``keep``
-    accepts (visible at the query's time, passing its filter), best first."""
+def best_facts(index: FactIndex, sims: np.ndarray, k: int, threshold: float, keep: Callable[[str], bool]) -> dict[str, float]:
+    """Relation id -> fact cosine (``sims``: FactIndex.cosines) of the ``k`` best relations with
+    cosine >= threshold that ``keep`` accepts (visible at the query's time, passing its filter), best first."""
     if k <= 0 or not index.ids:
         return {}
-    sims = index.matrix @ query
     out: dict[str, float] = {}
     for i in np.argsort(-sims, kind="stable"):
         if sims[i] < threshold or len(out) >= k:

@@ -438,18 +438,16 @@ def _with_facts(g: MemoryGraph, key: str, found: list[Relation], q: np.ndarray, 
                 keep: Callable[[Attrs], bool]) -> list[Relation]:
     """The seeded relations plus the scope's ``fact_top_k`` relations closest to the query by fact
     (cosine >= threshold, kept by ``keep``), each with ``scores["vector"]`` = its fact cosine; best
-    first, then fewer hops, ties oldest first."""
+    first, then fewer hops, ties oldest first (the seeded ones before the others)."""
     index = g.facts.get(key, lambda: g.scope_relations(key))
-    best = best_facts(index, q, query.fact_top_k, query.threshold, lambda rid: (d := g.edge(rid)) is not None and keep(d))
+    sims = index.cosines(q)
+    best = best_facts(index, sims, query.fact_top_k, query.threshold, lambda rid: (d := g.edge(rid)) is not None and keep(d))
     have = {r.id for r in found}
-    for rid in best:
-        if rid not in have:
-            found.append(g.relation(g.edge(rid) or {}, {"fulltext": 0.0, "seed": 0.0}))
-    edges = {r.id: g.edge(r.id) or {} for r in found}
-    found.sort(key=lambda r: (edges[r.id]["created_at"], edges[r.id]["_seq"]))
+    extra = sorted((d for rid in best if rid not in have and (d := g.edge(rid)) is not None), key=lambda d: (d["created_at"], d["_seq"]))
+    found += [g.relation(d, {"fulltext": 0.0, "seed": 0.0}) for d in extra]
     for rel in found:
-        emb = edges[rel.id].get("fact_embedding")
-        rel.scores["vector"] = best.get(rel.id, float(emb @ q) if emb is not None else 0.0)
+        row = index.rows.get(rel.id)
+        rel.scores["vector"] = float(sims[row]) if row is not None else 0.0
     found.sort(key=lambda r: (-max(r.scores.values()), r.hops))
     return found
 
