@@ -103,3 +103,12 @@ def test_do_i_have_a_dog_finds_the_pet_among_the_users_many_relations(server, st
         assert home[0]["destination"] == "Porto", home
     finally:
         memory.close()
+
+
+def test_the_lean_bm25_scores_as_the_full_one():
+    from graphmem.retrieval.graph import bm25
+    from graphmem.retrieval.text import BM25
+
+    texts = ["alice has pet Rex (dog)", "alice lives in Porto (city)", "Rex (dog) sees vet Dr. Who", "alice knows Bob", ""]
+    for query in ("does my dog Rex see a vet?", "where do I live?", "nothing matches here", ""):
+        assert bm25(texts, query) == pytest.approx(BM25(texts).scores(query))

@@ -114,10 +114,10 @@ def _number(value: object) -> bool:
 
 
 _HYBRID_WEIGHTS = {"vector": 1.0, "bm25": 1.0, "fulltext": 0.5, "seed": 0.5, "time": 0.5}
-#: relations (docs/retrieval.md, "Relation ranking"): the fact cosine leads; BM25 at half weight (a
-#: relation's fact is a few words: one shared generic word outvoted the meaning); the seed whole (a
-#: first-person question is about the user's own relations); the path whole (hops=2)
-_RELATION_WEIGHTS = {"vector": 1.0, "bm25": 0.5, "fulltext": 0.5, "seed": 1.0, "path": 1.0}
+#: relations (docs/retrieval.md, "Relation ranking"): the fact cosine and BM25 over the fact text as
+#: for memories; the seed whole (a first-person question is about the user's own relations, a
+#: question naming someone about theirs); the path whole (hops=2)
+_RELATION_WEIGHTS = {"vector": 1.0, "bm25": 1.0, "fulltext": 0.5, "seed": 1.0, "path": 1.0}
 _RELATION_SPREAD = 0.35
 HYBRID = SearchPreset("hybrid", _HYBRID_WEIGHTS, fusion="adaptive", context=0.25, neighbours=1, session=0.1, diversity=0.3,
                       relation_weights=_RELATION_WEIGHTS, relation_spread=_RELATION_SPREAD)
