@@ -33,6 +33,7 @@ from graphmem.llm.limits import limited
 from graphmem.llm.usage import Usage, metered, totals
 from graphmem.results import MemoryResult, SearchResult
 from graphmem.retrieval import SearchPreset, get_preset, when
+from graphmem.retrieval.agreement import agree
 from graphmem.retrieval.graph import search_relations
 from graphmem.retrieval.memories import search_memories
 from graphmem.retrieval.rerank import Reranker
@@ -358,6 +359,7 @@ class Memory:
         find_memories = partial(search_memories, self.store, scope, query, embedding, chosen, limit, flt, when, threshold,
                                 asked, known, self.reranker if rerank else None)
         memories, relations = self._read_both(find_memories, find_relations)
+        memories = agree(self.store, scope, memories, relations, embedding, when, known)
         relations = types.apply(relations, limit)
         return {"results": [m.to_dict() for m in memories], "relations": [r.to_dict() for r in relations]}
 

@@ -380,6 +380,9 @@ class MemoryItem:
     valid_at: datetime | None = None  # event time: when it was said (the add's timestamp)
     invalid_at: datetime | None = None  # event time it stopped being true (retired by the update stage)
     mentions: list[str] = field(default_factory=list)  # ids of the entities it MENTIONS (when read for the pipeline)
+    #: search only (retrieval.agreement): {"relations": [ids of relations it states that are current],
+    #: "superseded": {"relation", "by", "fact"} when what it states was retired for a newer relation}
+    graph: dict[str, Any] | None = None
 
     def to_dict(self) -> MemoryResult:
         """mem0's shape: id, memory, hash, metadata, created_at, updated_at and the scope keys; plus
@@ -412,6 +415,8 @@ class MemoryItem:
             out["times"] = [t.to_dict() for t in self.times]
         if self.context is not None:
             out["context"] = self.context
+        if self.graph:
+            out["graph"] = self.graph
         return out
 
 
