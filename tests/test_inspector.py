@@ -154,6 +154,8 @@ def test_inspector_for_a_tenant_key(chrome, world):  # noqa: F811 - the fixture 
 
 
 def _memories_screen(driver, world, folder: Path) -> None:
+    assert by_id(driver, "tab-graph").get_attribute("aria-selected") == "true"  # an as_of link opens the graph
+    open_tab(driver, "memories")
     rows = table_text(driver, "memories")
     assert "I love playing badminton on Sundays" in rows and "My sister Jesica has a dog" in rows
     assert SECRET not in driver.page_source
