@@ -134,3 +134,19 @@ def test_launcher_build_shows_progress_and_the_log_tail_on_failure(tmp_path, mon
     assert "Maven exit 3" in message and "[ERROR] the build broke" in message and "[INFO] line 200" in message
     assert "\x1b" not in message and "[0m" not in message and "line 150" not in message
     assert "line 1\n" in (root / ".neo4j" / "build.log").read_text().replace("\x1b[1;34m", "").replace("\x1b[m", "")
+
+
+def test_a_folder_built_by_another_embedder_is_refused_when_memory_opens_with_the_fix(tmp_path):
+    """The README's path (the hashing quickstart, then another embedder on the same folder) stops at
+    construction, before any add, with the command that fixes it."""
+    from graphmem.errors import ConfigError
+
+    store = {"provider": "embedded", "config": {"path": str(tmp_path / "graph")}}
+    with Memory({"embedder": {"provider": "hashing"}, "graph_store": store, "history_db_path": str(tmp_path / "h.db")}) as memory:
+        memory.add("I prefer window seats", user_id="alice", infer=False)
+    with FakeModel(dims=64) as fake, pytest.raises(ConfigError) as refused:
+        Memory(fake.config(graph_store=store, history_db_path=str(tmp_path / "h.db")))
+    assert fake.calls() == 0
+    message = str(refused.value)
+    assert "holds 256-dimensional embeddings, not the 64 of the configured embedder" in message
+    assert "graphmem init --data-dir DIR --force" in message and "graph_store.config.path" in message
