@@ -161,7 +161,7 @@ def _memories_screen(driver, world, folder: Path) -> None:
     assert SECRET not in driver.page_source
     by_id(driver, "query").send_keys("badminton")
     by_id(driver, "search").click()
-    wait(driver, lambda d: "hits for" in d.find_element("id", "memories-caption").text)
+    wait(driver, lambda d: " for “badminton”" in d.find_element("id", "memories-caption").text)
     first = by_id(driver, "memories").find_element("css selector", "tbody tr")
     assert "badminton" in first.text
     scores = first.find_element("css selector", ".scores").text

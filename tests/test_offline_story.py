@@ -92,7 +92,7 @@ def test_the_move_answers_denver_first_through_every_door(newcomer, chrome):  # 
         wait(chrome, lambda d: by_id(d, "main").is_displayed())
         by_id(chrome, "query").send_keys("where do I live?")
         by_id(chrome, "search").click()
-        wait(chrome, lambda d: "hits for" in by_id(d, "memories-caption").text)
+        wait(chrome, lambda d: " for “where do I live?”" in by_id(d, "memories-caption").text)
         first = by_id(chrome, "memories").find_element("css selector", "tbody tr")
         assert "Lives in Denver" in first.text, first.text
 

@@ -89,7 +89,8 @@ def run(ns: Any) -> int:
     except OSError as exc:
         raise ConfigError(f"cannot listen on {ns.host}:{ns.port}: {exc.strerror}") from exc
     print(f"graphmem fake-llm: a fake OpenAI-compatible model (chat + embeddings) at {fake.base_url}\n"
-          f"  use it:  export GRAPHMEM_BASE_URL={fake.base_url}    (the LLM and the embedder)\n"
+          f"  use it:  graphmem init's offline profile points at {DEFAULT_PORT}; or export GRAPHMEM_BASE_URL={fake.base_url}"
+          "    (the LLM and the embedder)\n"
           f"  unscripted messages become one memory fact each{'; script: ' + str(ns.script) if ns.script else ''}\n"
           "  stop with Ctrl-C", file=sys.stderr, flush=True)
     stopped = threading.Event()
