@@ -32,7 +32,7 @@ from graphmem.server.keys import Caller, allowed
 from graphmem.server.limits import BodyLimit
 from graphmem.server.models import MemoryCreate, MemoryUpdate, SearchRequest
 from graphmem.server.ui import mount_inspector
-from graphmem.server.views import neighbourhood
+from graphmem.server.views import holding, neighbourhood
 from graphmem.types import Owners
 
 log = logging.getLogger(__name__)
@@ -139,8 +139,12 @@ def _graph_routes(app: FastAPI, memory: AsyncMemory) -> None:
         scope = allowed(tenant, user_id, agent_id, run_id)
         if entity is not None:
             return neighbourhood(await memory.timeline(entity, **scope), as_of, known_at)
-        found = await memory.get_all(**scope, include_invalidated=include_invalidated, limit=limit)
-        return {"relations": found["relations"]}
+        if as_of is None and known_at is None:
+            found = await memory.get_all(**scope, include_invalidated=include_invalidated, limit=limit)
+            return {"relations": found["relations"]}
+        holding([], as_of, known_at)  # a bad time is refused before the store is read
+        every = await memory.get_all(**scope, include_invalidated=True, limit=10_000)  # every version, then the time rule
+        return {"relations": holding(every["relations"], as_of, known_at)[:limit]}
 
 
 async def _owned(memory: AsyncMemory, tenant: Tenant, memory_id: str) -> MemoryResult:

@@ -418,8 +418,10 @@ class EmbeddedStore(GraphStore):
         for node in stored:
             if len(node["embedding"]) != self.embedding_dims:
                 raise ConfigError(
-                    f"graph store {self.path} holds {len(node['embedding'])}-dimensional embeddings, "
-                    f"not {self.embedding_dims}: use the embedder it was built with, or another folder"
+                    f"graph store {self.path} holds {len(node['embedding'])}-dimensional embeddings, not the "
+                    f"{self.embedding_dims} of the configured embedder: a store keeps the embedder it was built with. Give "
+                    "this embedder its own folder (graph_store.config.path; from the shell: graphmem init --data-dir DIR "
+                    "--force), or configure the embedder that built it"
                 )
 
     def _begin(self) -> None:
