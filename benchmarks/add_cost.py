@@ -173,6 +173,7 @@ def open_store(kind: str, args: argparse.Namespace, dims: int, workdir: Path) ->
 
 def run_store(kind: str, args: argparse.Namespace, enc: Any, workdir: Path) -> dict[str, Any]:
     embedder = common.load_minilm(args.model_dir) if args.embedder == "minilm" else HashingEmbedder(dims=384)
+    count_inputs(embedder)
     store, server_version, private = open_store(kind, args, embedder.dims, workdir)
     population = None
     if kind == "neo4j" and args.population:
@@ -210,6 +211,18 @@ def run_store(kind: str, args: argparse.Namespace, enc: Any, workdir: Path) -> d
             "own_time": own_time(adds)}
 
 
+def count_inputs(embedder: Any) -> None:
+    """``embedder.inputs``: the texts embedded so far (entity names, facts, relation facts, queries)."""
+    embed = embedder.embed
+    embedder.inputs = 0
+
+    def counted(texts: list[str]) -> Any:
+        embedder.inputs += len(texts)
+        return embed(texts)
+
+    embedder.embed = counted
+
+
 def replay(memory: Memory, server: ScriptedLLMServer, model: ScriptedModel, clock: LLMClock, embedder: Any,
            user_id: str, enc: Any) -> list[dict[str, Any]]:
     adds = []
@@ -217,11 +230,13 @@ def replay(memory: Memory, server: ScriptedLLMServer, model: ScriptedModel, cloc
         for step in SCRIPT:
             model.step = step
             seen, replies, calls, trips = len(server.requests), len(model.replies), embedder.calls, memory.store.round_trips
+            inputs = embedder.inputs
             started = time.perf_counter()
             result = memory.add(step.text, user_id=user_id, timestamp=step.at)
             ended = time.perf_counter()
             adds.append(measure_add(step, result, server.requests[seen:], model.replies[replies:], enc, {
-                "embedding_calls": embedder.calls - calls, "round_trips": memory.store.round_trips - trips,
+                "embedding_calls": embedder.calls - calls, "embedding_inputs": embedder.inputs - inputs,
+                "round_trips": memory.store.round_trips - trips,
                 "wall_ms": round((ended - started) * 1000, 1), "llm_ms": round(clock.busy(started, ended) * 1000, 1)}))
     finally:
         memory.flush()  # the last background summary, before the scope goes
@@ -265,7 +280,8 @@ def print_tables(runs: list[dict[str, Any]]) -> None:
         print("(mean row: ms w/o LLM is the median)")
         own = own_time(run["adds"])
         print(f"own time per add (wall minus the add's LLM time), {own['adds']} adds over {own['replays']} replays: "
-              f"p50 {own['p50']} ms, p95 {own['p95']} ms, max {own['max']} ms; round trips per add p50 {own['round_trips_p50']}")
+              f"p50 {own['p50']} ms, p95 {own['p95']} ms, max {own['max']} ms; round trips per add p50 {own['round_trips_p50']}; "
+              f"embedding inputs per add mean {own['embedding_inputs_mean']}")
         totals: dict[str, Counter] = defaultdict(Counter)
         for a in run["adds"]:
             for stage, c in a["stages"].items():
@@ -279,7 +295,8 @@ def own_time(adds: list[dict[str, Any]]) -> dict[str, Any]:
     own = [a["wall_minus_llm_ms"] for a in adds]
     pct = common.percentiles(own, (50, 95))
     return {"adds": len(adds), "replays": len(adds) // len(SCRIPT), "p50": pct["p50"], "p95": pct["p95"], "max": max(own),
-            "round_trips_p50": statistics.median(a["round_trips"] for a in adds)}
+            "round_trips_p50": statistics.median(a["round_trips"] for a in adds),
+            "embedding_inputs_mean": round(statistics.mean(a.get("embedding_inputs", 0) for a in adds), 2)}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,5 +1,6 @@
 // Erasure of one entity, in the scopes written with the given ids ($user_id, $agent_id, $run_id;
-// null matches any value): the entity named $canonical with its relations, the memory facts that
+// null matches any value): the entity named $canonical with its relations (and their facts), the
+// relation versions whose fact matches $pattern, the memory facts that
 // MENTION it or whose text matches $pattern (soft-deleted ones too), the logged messages matching
 // $pattern, and the rolling summaries matching it (dropped, with summary_through reset so the next
 // summary is written again from the remaining messages).
@@ -56,6 +57,16 @@ CALL (conversations) {
   WHERE s.scope IN [c IN conversations | c.scope] AND s.text =~ $pattern
   DELETE s
   RETURN count(s) AS stored_summaries
+}
+CALL () {
+  // relation versions whose fact names the entity without touching it (written with another name
+  // than the one the entity was resolved to): erased like the memory facts whose text names it
+  MATCH (s:Entity)-[r]->()
+  WHERE s.scope = $scope AND r.scope = $scope AND r.fact =~ $pattern
+    AND ($user_id IS NULL OR r.user_id = $user_id) AND ($agent_id IS NULL OR r.agent_id = $agent_id)
+    AND ($run_id IS NULL OR r.run_id = $run_id)
+  DELETE r
+  RETURN count(r) AS facts
 }
 CALL (named) {
   FOREACH (e IN named | DETACH DELETE e)

@@ -10,7 +10,7 @@ WHERE s.scope = $scope AND r.scope = $scope AND true /* relation filter */
                                 AND (r.invalid_at IS NULL OR $now < r.invalid_at)))
 // times as ISO text (toString): the driver hydrates DateTime values in pure Python (~0.1 ms each:
 // 2.8 of the 3.4 s reading a 5,000-entity user's 7,500 relation versions for the inspector)
-RETURN r {.id, .mentions, .provenance, valid_at: toString(r.valid_at), invalid_at: toString(r.invalid_at),
+RETURN r {.id, .mentions, .provenance, .fact, .retired_by, valid_at: toString(r.valid_at), invalid_at: toString(r.invalid_at),
           created_at: toString(r.created_at), updated_at: toString(r.updated_at), expired_at: toString(r.expired_at)} AS rel,
        type(r) AS relationship, s.id AS source_id, s.name AS source, d.id AS destination_id, d.name AS destination,
        s.entity_type AS source_type, d.entity_type AS destination_type,

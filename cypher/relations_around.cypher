@@ -14,6 +14,6 @@ CALL () {
 }
 WITH s, r, d
 WHERE r.scope = $scope AND r.invalid_at IS NULL AND r.expired_at IS NULL AND true /* relation filter */
-RETURN r {.id, .valid_at, .invalid_at, .created_at, .updated_at, .expired_at, .mentions, .provenance} AS rel,
+RETURN r {.id, .valid_at, .invalid_at, .created_at, .updated_at, .expired_at, .mentions, .provenance, .fact, .retired_by} AS rel,
        type(r) AS relationship, s.id AS source_id, s.name AS source, d.id AS destination_id, d.name AS destination
 ORDER BY r.created_at, r.seq, r.id

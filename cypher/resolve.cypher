@@ -94,7 +94,7 @@ CALL (found) {
   WHERE r.scope = $scope AND r.invalid_at IS NULL AND r.expired_at IS NULL AND true /* relation filter */
   WITH s, r, d
   ORDER BY r.created_at, r.seq, r.id
-  RETURN collect({rel: r {.id, .mentions, .provenance, valid_at: toString(r.valid_at), invalid_at: toString(r.invalid_at),
+  RETURN collect({rel: r {.id, .mentions, .provenance, .fact, .retired_by, valid_at: toString(r.valid_at), invalid_at: toString(r.invalid_at),
                           created_at: toString(r.created_at), updated_at: toString(r.updated_at),
                           expired_at: toString(r.expired_at)},
                   relationship: type(r), source_id: s.id, source: s.name, destination_id: d.id,

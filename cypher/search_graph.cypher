@@ -1,4 +1,5 @@
-// Relations around the query's seeds, with each relation's best seed scores, in one query.
+// Relations around the query's seeds, with each relation's best seed scores, and the relations
+// closest to the query by their own fact embedding, in one query.
 // Seeds: (a) the $top_k entities most similar to $embedding with cosine >= $threshold (the same
 // plans as resolve.cypher: exact scan of a small scope, the scope's own index when it has
 // one (a partition), else the oversampled global index; skipped when $embedding is null); (b) the $top_k best fulltext hits of $fulltext_terms
@@ -14,101 +15,131 @@
 // Paths: with $hops = 2 the relations two hops from a seed come too, the time filter applied to every
 // relation of the path; such a relation's scores are its seed's times $hop_decay, and it carries the
 // path from the seed ({source, relationship, destination} per step; the shortest when several).
+// Facts: the $fact_k relations of the scope whose fact_embedding is closest to $embedding (cosine >=
+// $threshold), under the same time filter and relation filter, come too, seeded or not: an exact scan
+// of the scope's relations (Neo4j 5.26 indexes relationship vectors per relationship type only, and
+// graphmem's types are open-ended; docs/neo4j.md).
+// Scores: vector = cosine of $embedding and the relation's own fact_embedding (0 without one);
+// seed = entity proximity, the best of a seeded endpoint's cosine and 1.0 for an endpoint named in
+// $seed_canonicals; fulltext = an endpoint's name text match; seed and fulltext decayed per hop.
 // Order: best of the three scores first, then fewer hops, then oldest first.
 //
 // Parameters: $scope, $embedding, $threshold, $top_k, $scan_limit, $max_k, $fulltext_terms,
 //             $fulltext_scope, $fulltext_limit, $seed_canonicals, $known_at, $event_time,
-//             $include_invalidated, $relation_limit, $hops (1 or 2), $hop_decay, the relation filter's
+//             $include_invalidated, $relation_limit, $hops (1 or 2), $hop_decay, $fact_k, the relation filter's
 //             (fr_0, ...) (the placeholder "true /* relation filter */" is replaced by graphmem.stores.neo4j.filters)
 CALL () {
-  MATCH (n:Entity) WHERE n.scope = $scope
-  RETURN count(n) AS scope_size
-}
-CALL () {
-  MATCH (n:Entity)
-  RETURN count(n) AS total
-}
-CALL () {
-  OPTIONAL MATCH (p:ScopePartition {scope: $scope})
-  RETURN p.index AS partition_index
-}
-CALL (scope_size, total, partition_index) {
-  // the guard sits inside the seek value: a WHERE on the branch alone is evaluated after the seek
-  MATCH (n:Entity)
-  WHERE n.scope = CASE WHEN $embedding IS NOT NULL AND scope_size <= $scan_limit THEN $scope END
-    AND size(n.embedding) = size($embedding)
-  WITH n, 2 * vector.similarity.cosine(n.embedding, $embedding) - 1 AS cosine
-  WHERE cosine >= $threshold
-  RETURN n AS node, cosine AS vector, 0.0 AS fulltext, 0.0 AS seed
-  ORDER BY vector DESC, node.id
-  LIMIT $top_k
+  CALL () {
+    MATCH (n:Entity) WHERE n.scope = $scope
+    RETURN count(n) AS scope_size
+  }
+  CALL () {
+    MATCH (n:Entity)
+    RETURN count(n) AS total
+  }
+  CALL () {
+    OPTIONAL MATCH (p:ScopePartition {scope: $scope})
+    RETURN p.index AS partition_index
+  }
+  CALL (scope_size, total, partition_index) {
+    // the guard sits inside the seek value: a WHERE on the branch alone is evaluated after the seek
+    MATCH (n:Entity)
+    WHERE n.scope = CASE WHEN $embedding IS NOT NULL AND scope_size <= $scan_limit THEN $scope END
+      AND size(n.embedding) = size($embedding)
+    WITH n, 2 * vector.similarity.cosine(n.embedding, $embedding) - 1 AS cosine
+    WHERE cosine >= $threshold
+    RETURN n AS node, 0.0 AS fulltext, cosine AS seed
+    ORDER BY seed DESC, node.id
+    LIMIT $top_k
+    UNION ALL
+    WITH * WHERE $embedding IS NOT NULL AND scope_size > $scan_limit
+    WITH toInteger(ceil(toFloat($top_k) * total / CASE WHEN scope_size > 0 THEN scope_size ELSE 1 END)) AS wanted, partition_index
+    CALL db.index.vector.queryNodes(
+      coalesce(partition_index, 'entity_embedding'),
+      CASE WHEN partition_index IS NOT NULL THEN $top_k WHEN wanted > $max_k THEN $max_k ELSE wanted END, $embedding)
+    YIELD node
+    WITH node WHERE node.scope = $scope
+    WITH node, 2 * vector.similarity.cosine(node.embedding, $embedding) - 1 AS cosine
+    WHERE cosine >= $threshold
+    RETURN node, 0.0 AS fulltext, cosine AS seed
+    ORDER BY seed DESC, node.id
+    LIMIT $top_k
+    UNION ALL
+    WITH * WHERE $fulltext_terms IS NOT NULL
+    CALL db.index.fulltext.queryNodes(
+      'text_fulltext', 'name:(' + $fulltext_terms + ') AND scope:"' + $fulltext_scope + '"^0',
+      {limit: $fulltext_limit})
+    YIELD node, score
+    WITH node, score
+    WHERE node:Entity AND node.scope = $scope
+    WITH node, score
+    ORDER BY score DESC, node.id
+    LIMIT $top_k
+    WITH collect({node: node, score: score}) AS hits
+    UNWIND hits AS hit
+    RETURN hit.node AS node, CASE WHEN hits[0].score > 0 THEN hit.score / hits[0].score ELSE 0.0 END AS fulltext, 0.0 AS seed
+    UNION ALL
+    MATCH (n:Entity)
+    WHERE n.scope = $scope AND n.canonical IN $seed_canonicals
+    RETURN n AS node, 0.0 AS fulltext, 1.0 AS seed
+  }
+  WITH node, max(fulltext) AS fulltext, max(seed) AS seed
+  CALL (node) {
+    MATCH (node)-[r]-(:Entity)
+    WHERE r.scope = $scope
+      AND ($include_invalidated OR (
+        ($known_at IS NULL OR ((r.created_at IS NULL OR r.created_at <= $known_at)
+                               AND (r.expired_at IS NULL OR $known_at < r.expired_at)))
+        AND (r.valid_at IS NULL OR r.valid_at <= $event_time)
+        AND (r.invalid_at IS NULL OR $event_time < r.invalid_at OR ($known_at IS NOT NULL AND r.expired_at IS NOT NULL))
+      ))
+    RETURN [r] AS rs
+    UNION ALL
+    // the guard is a parameter: with $hops = 1 the two-hop expansion never starts
+    WITH node WHERE $hops >= 2
+    MATCH (node)-[path*2..2]-(far:Entity)
+    WHERE far <> node AND all(r IN path WHERE r.scope = $scope
+      AND ($include_invalidated OR (
+        ($known_at IS NULL OR ((r.created_at IS NULL OR r.created_at <= $known_at)
+                               AND (r.expired_at IS NULL OR $known_at < r.expired_at)))
+        AND (r.valid_at IS NULL OR r.valid_at <= $event_time)
+        AND (r.invalid_at IS NULL OR $event_time < r.invalid_at OR ($known_at IS NOT NULL AND r.expired_at IS NOT NULL))
+      )))
+    RETURN path AS rs
+  }
+  WITH last(rs) AS r, size(rs) AS hops, $hop_decay ^ (size(rs) - 1) AS decay, fulltext, seed,
+       [x IN rs | {source: startNode(x).name, relationship: type(x), destination: endNode(x).name}] AS path
+  RETURN r, hops, path, fulltext * decay AS fulltext, seed * decay AS seed
   UNION ALL
-  WITH * WHERE $embedding IS NOT NULL AND scope_size > $scan_limit
-  WITH toInteger(ceil(toFloat($top_k) * total / CASE WHEN scope_size > 0 THEN scope_size ELSE 1 END)) AS wanted, partition_index
-  CALL db.index.vector.queryNodes(
-    coalesce(partition_index, 'entity_embedding'),
-    CASE WHEN partition_index IS NOT NULL THEN $top_k WHEN wanted > $max_k THEN $max_k ELSE wanted END, $embedding)
-  YIELD node
-  WITH node WHERE node.scope = $scope
-  WITH node, 2 * vector.similarity.cosine(node.embedding, $embedding) - 1 AS cosine
-  WHERE cosine >= $threshold
-  RETURN node, cosine AS vector, 0.0 AS fulltext, 0.0 AS seed
-  ORDER BY vector DESC, node.id
-  LIMIT $top_k
-  UNION ALL
-  WITH * WHERE $fulltext_terms IS NOT NULL
-  CALL db.index.fulltext.queryNodes(
-    'text_fulltext', 'name:(' + $fulltext_terms + ') AND scope:"' + $fulltext_scope + '"^0',
-    {limit: $fulltext_limit})
-  YIELD node, score
-  WITH node, score
-  WHERE node:Entity AND node.scope = $scope
-  WITH node, score
-  ORDER BY score DESC, node.id
-  LIMIT $top_k
-  WITH collect({node: node, score: score}) AS hits
-  UNWIND hits AS hit
-  RETURN hit.node AS node, 0.0 AS vector, CASE WHEN hits[0].score > 0 THEN hit.score / hits[0].score ELSE 0.0 END AS fulltext, 0.0 AS seed
-  UNION ALL
-  MATCH (n:Entity)
-  WHERE n.scope = $scope AND n.canonical IN $seed_canonicals
-  RETURN n AS node, 0.0 AS vector, 0.0 AS fulltext, 1.0 AS seed
-}
-WITH node, max(vector) AS vector, max(fulltext) AS fulltext, max(seed) AS seed
-CALL (node) {
-  MATCH (node)-[r]-(:Entity)
-  WHERE r.scope = $scope
+  // the guard sits inside the seek value, so the scope's relations are only scanned when facts are asked
+  MATCH (s:Entity)-[r]->(d:Entity)
+  WHERE s.scope = CASE WHEN $embedding IS NOT NULL AND $fact_k > 0 THEN $scope END
+    AND r.scope = $scope AND size(r.fact_embedding) = size($embedding)
     AND ($include_invalidated OR (
       ($known_at IS NULL OR ((r.created_at IS NULL OR r.created_at <= $known_at)
                              AND (r.expired_at IS NULL OR $known_at < r.expired_at)))
       AND (r.valid_at IS NULL OR r.valid_at <= $event_time)
       AND (r.invalid_at IS NULL OR $event_time < r.invalid_at OR ($known_at IS NOT NULL AND r.expired_at IS NOT NULL))
     ))
-  RETURN [r] AS rs
-  UNION ALL
-  // the guard is a parameter: with $hops = 1 the two-hop expansion never starts
-  WITH node WHERE $hops >= 2
-  MATCH (node)-[path*2..2]-(far:Entity)
-  WHERE far <> node AND all(r IN path WHERE r.scope = $scope
-    AND ($include_invalidated OR (
-      ($known_at IS NULL OR ((r.created_at IS NULL OR r.created_at <= $known_at)
-                             AND (r.expired_at IS NULL OR $known_at < r.expired_at)))
-      AND (r.valid_at IS NULL OR r.valid_at <= $event_time)
-      AND (r.invalid_at IS NULL OR $event_time < r.invalid_at OR ($known_at IS NOT NULL AND r.expired_at IS NOT NULL))
-    )))
-  RETURN path AS rs
+    AND true /* relation filter */
+  WITH r, s, d, 2 * vector.similarity.cosine(r.fact_embedding, $embedding) - 1 AS cosine
+  WHERE cosine >= $threshold
+  WITH r, s, d, cosine
+  ORDER BY cosine DESC, r.id
+  LIMIT $fact_k
+  RETURN r, 1 AS hops, [{source: s.name, relationship: type(r), destination: d.name}] AS path, 0.0 AS fulltext, 0.0 AS seed
 }
-WITH last(rs) AS r, size(rs) AS hops, $hop_decay ^ (size(rs) - 1) AS decay, vector, fulltext, seed,
-     [x IN rs | {source: startNode(x).name, relationship: type(x), destination: endNode(x).name}] AS path
+WITH r, hops, path, fulltext, seed
 ORDER BY hops
-WITH r, min(hops) AS hops, head(collect(path)) AS path,
-     max(vector * decay) AS vector, max(fulltext * decay) AS fulltext, max(seed * decay) AS seed
-WITH r, hops, path, startNode(r) AS s, endNode(r) AS d, vector, fulltext, seed
+WITH r, min(hops) AS hops, head(collect(path)) AS path, max(fulltext) AS fulltext, max(seed) AS seed
+WITH r, hops, path, startNode(r) AS s, endNode(r) AS d, fulltext, seed,
+     CASE WHEN size(r.fact_embedding) = size($embedding) THEN 2 * vector.similarity.cosine(r.fact_embedding, $embedding) - 1
+          ELSE 0.0 END AS vector
 WHERE true /* relation filter */
 WITH r, hops, path, s, d, vector, fulltext, seed,
      reduce(best = 0.0, score IN [vector, fulltext, seed] | CASE WHEN score > best THEN score ELSE best END) AS best
 // times as ISO text (toString): the driver hydrates DateTime values in pure Python
-RETURN r {.id, .mentions, .provenance, valid_at: toString(r.valid_at), invalid_at: toString(r.invalid_at),
+RETURN r {.id, .mentions, .provenance, .fact, .retired_by, valid_at: toString(r.valid_at), invalid_at: toString(r.invalid_at),
           created_at: toString(r.created_at), updated_at: toString(r.updated_at), expired_at: toString(r.expired_at)} AS rel,
        type(r) AS relationship, s.id AS source_id, s.name AS source, d.id AS destination_id, d.name AS destination,
        s.entity_type AS source_type, d.entity_type AS destination_type,

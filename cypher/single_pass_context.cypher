@@ -84,7 +84,7 @@ CALL (seeds) {
   WITH s, r, d, score
   ORDER BY score DESC, r.created_at DESC, r.id
   LIMIT $relation_limit
-  RETURN collect({rel: r {.id, .mentions, .provenance, valid_at: toString(r.valid_at), invalid_at: toString(r.invalid_at),
+  RETURN collect({rel: r {.id, .mentions, .provenance, .fact, .retired_by, valid_at: toString(r.valid_at), invalid_at: toString(r.invalid_at),
                           created_at: toString(r.created_at), updated_at: toString(r.updated_at),
                           expired_at: toString(r.expired_at)},
                   relationship: type(r), source_id: s.id, source: s.name, destination_id: d.id,

@@ -9,7 +9,7 @@ WITH DISTINCT r
 WITH r, startNode(r) AS s, endNode(r) AS d
 WHERE true /* relation filter */
 // times as ISO text (toString), as in get_all.cypher
-RETURN r {.id, .mentions, .provenance, valid_at: toString(r.valid_at), invalid_at: toString(r.invalid_at),
+RETURN r {.id, .mentions, .provenance, .fact, .retired_by, valid_at: toString(r.valid_at), invalid_at: toString(r.invalid_at),
           created_at: toString(r.created_at), updated_at: toString(r.updated_at), expired_at: toString(r.expired_at)} AS rel,
        type(r) AS relationship, s.id AS source_id, s.name AS source, d.id AS destination_id, d.name AS destination,
        s.entity_type AS source_type, d.entity_type AS destination_type,

@@ -42,6 +42,10 @@ CALL (w, at, existing) {
     SET r += w.scope_ids, r.id = x.id, r.scope = w.scope, r.ids = w.ids, r.valid_at = datetime(x.valid_at), r.invalid_at = datetime(x.invalid_at),
         r.created_at = at, r.updated_at = at, r.mentions = 1, r.provenance = [w.add_id],
         r.seq = x.seq
+    WITH * WHERE x.fact_embedding IS NOT NULL
+    SET r.fact = x.fact
+    WITH r, x
+    CALL db.create.setRelationshipVectorProperty(r, 'fact_embedding', x.fact_embedding)
   }
   RETURN sum(CASE WHEN s IS NULL OR d IS NULL THEN 1 ELSE 0 END) AS missing_ends
 }

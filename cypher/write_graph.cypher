@@ -16,7 +16,10 @@
 // Returns the scope's entity count and whether it is partitioned, so the store can partition a
 // scope that grew past its threshold.
 // Relations find their endpoints by id, else by the canonical name of the entity written with that
-// id. A relation (source, type, destination) with a current instance written with the same ids
+// id. A relation carries its fact (graphmem.schema.facts) and fact_embedding (a vector property) when
+// the write has them; a bumped instance without them (written before facts) takes the write's; a
+// retirement records the add that retired the version (retired_by), a creation the adds that
+// asserted it (provenance: $add_id, or a restored version's own list). A relation (source, type, destination) with a current instance written with the same ids
 // ($ids: a user's two runs keep their own instances) gets one more mention;
 // otherwise a new instance is created. The type is a parameter even there (dynamic types). A version
 // restored from an export (graphmem load) keeps its created_at, and one with expired_at (history) is
@@ -38,14 +41,17 @@
 //   $invalidations (list of {id, invalid_at}),
 //   $entities (list of {id, name, canonical, entity_type, label, embedding, is_new, seq}),
 //   $relations (list of {id, type, source_id, source_canonical, destination_id,
-//                        destination_canonical, valid_at, invalid_at, created_at, expired_at, seq};
-//                        created_at and expired_at null except in a restore),
+//                        destination_canonical, valid_at, invalid_at, created_at, expired_at, seq,
+//                        fact, fact_embedding (both null or both set), provenance, retired_by};
+//                        created_at, expired_at, provenance and retired_by null except in a restore),
 //   $memories (list of {event, id, text, hash, embedding, metadata, meta, role, expires_at, seq, valid_at, invalid_at,
 //                       created_at (null except in a restore),
 //                       mentions: list of {id, canonical}, said_at, turn, times, time_from, time_to}),
 //   $messages (list of {offset, role, content, timestamp, expires_at}), $keep_messages,
 //   $idempotency_key (null, or a bulk import's key: an (:ImportKey) created with the add; one that
 //   exists already fails the uniqueness rule and rolls the add back),
+//   $idempotency_outcome (null, or for add(idempotency_key=...) the add's answer, stored on its
+//   (:ImportKey) as `outcome` so a retry returns it: ingest/idempotency.py),
 //   $unlock (true when the add runs in the transaction that holds its scope's lock, scope_lock.cypher:
 //   the lock's node, created by that transaction, is deleted again so a commit never stores it)
 // expires_at (retention, may be null): from then on the memory / message is invisible to reads.
@@ -68,7 +74,7 @@ CALL () {
   WITH DISTINCT r
   WHERE r.scope = $scope AND r.invalid_at IS NULL AND r.expired_at IS NULL
   WITH r, [x IN $invalidations WHERE x.id = r.id][0] AS x
-  SET r.invalid_at = x.invalid_at, r.expired_at = $at, r.updated_at = $at
+  SET r.invalid_at = x.invalid_at, r.expired_at = $at, r.updated_at = $at, r.retired_by = $add_id
   RETURN count(r) AS invalidated
 }
 CALL () {
@@ -114,18 +120,27 @@ CALL () {
     WITH x, s, d, head([(s)-[r]->(d)
                         WHERE x.expired_at IS NULL AND type(r) = x.type AND r.scope = $scope AND coalesce(r.ids, r.scope) = $ids
                           AND r.invalid_at IS NULL AND r.expired_at IS NULL | r]) AS current
-    CALL (current) {
+    CALL (x, current) {
       WITH * WHERE current IS NOT NULL
       SET current.mentions = current.mentions + 1, current.updated_at = $at,
           current.provenance = CASE WHEN $add_id IN current.provenance THEN current.provenance
                                     ELSE current.provenance + $add_id END
+      WITH * WHERE current.fact_embedding IS NULL AND x.fact_embedding IS NOT NULL
+      SET current.fact = x.fact
+      WITH current, x
+      CALL db.create.setRelationshipVectorProperty(current, 'fact_embedding', x.fact_embedding)
     }
     CALL (x, s, d, current) {
       WITH * WHERE current IS NULL
       CREATE (s)-[r:$(x.type)]->(d)
       SET r += $scope_ids, r.id = x.id, r.scope = $scope, r.ids = $ids, r.valid_at = x.valid_at, r.invalid_at = x.invalid_at,
           r.created_at = coalesce(x.created_at, $at), r.updated_at = coalesce(x.created_at, $at),
-          r.expired_at = x.expired_at, r.mentions = 1, r.provenance = [$add_id], r.seq = x.seq
+          r.expired_at = x.expired_at, r.mentions = 1, r.provenance = coalesce(x.provenance, [$add_id]),
+          r.retired_by = x.retired_by, r.seq = x.seq
+      WITH * WHERE x.fact_embedding IS NOT NULL
+      SET r.fact = x.fact
+      WITH r, x
+      CALL db.create.setRelationshipVectorProperty(r, 'fact_embedding', x.fact_embedding)
     }
   }
   RETURN sum(CASE WHEN s IS NULL OR d IS NULL THEN 1 ELSE 0 END) AS missing
@@ -203,7 +218,7 @@ CALL () {
 CALL () {
   WITH $idempotency_key AS key
   WHERE key IS NOT NULL
-  CREATE (:ImportKey {key: key, scope: $scope, add_id: $add_id, at: $at})
+  CREATE (:ImportKey {key: key, scope: $scope, add_id: $add_id, at: $at, outcome: $idempotency_outcome})
 }
 CALL () {
   MATCH (n:Entity) WHERE n.scope = $scope

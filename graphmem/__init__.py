@@ -17,6 +17,7 @@ from graphmem.errors import (
     ConfigError,
     EmbeddingError,
     GraphMemError,
+    IdempotencyConflictError,
     InvalidInputError,
     LimitExceededError,
     LLMError,
@@ -26,6 +27,7 @@ from graphmem.errors import (
     NotFoundError,
     StoreError,
     StoreUnavailableError,
+    WriteOutcomeUnknown,
 )
 
 if TYPE_CHECKING:
@@ -69,6 +71,7 @@ __all__ = [
     "ConfigError",
     "EmbeddingError",
     "GraphMemError",
+    "IdempotencyConflictError",
     "InvalidInputError",
     "LLMError",
     "LLMResponseError",
@@ -81,5 +84,6 @@ __all__ = [
     "SearchPreset",
     "StoreError",
     "StoreUnavailableError",
+    "WriteOutcomeUnknown",
     "__version__",
 ]

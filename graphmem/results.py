@@ -42,6 +42,7 @@ class MemoryResult(TypedDict):
     times: NotRequired[list[dict[str, str | None]]]  # its resolved time expressions {text, start, end, period}
     context: NotRequired[list[dict[str, Any]]]  # search with neighbours_as="context": neighbouring messages
     offset: NotRequired[int]  # a context item: -1 the message before its hit, +1 after
+    graph: NotRequired[dict[str, Any]]  # search only: the relations it states, or the newer one superseding it
 
 
 class AddedMemory(TypedDict):
@@ -51,6 +52,16 @@ class AddedMemory(TypedDict):
     memory: str
     event: MemoryEvent
     previous_memory: NotRequired[str]  # UPDATE: the text it replaced
+
+
+class RelationProvenance(TypedDict):
+    """Which adds a relation version came from: ``added_by`` the adds that asserted it, oldest first
+    (the first created it), ``retired_by`` the add that retired it (None while current). An add id
+    names the add's logged messages (``timeline``/Browser ``provenance`` view) and its memory history
+    rows (``history``)."""
+
+    added_by: list[str]
+    retired_by: str | None
 
 
 class RelationResult(TypedDict):
@@ -74,6 +85,8 @@ class RelationResult(TypedDict):
     event: NotRequired[str]  # add only: what the add did to it
     hops: NotRequired[int]  # search(hops=2): a relation found two hops from a seed entity
     path: NotRequired[list[dict[str, str]]]  # ... and the steps from the seed {source, relationship, destination}
+    fact: NotRequired[str]  # the triple in words with entity types and time (graphmem.schema.facts)
+    provenance: NotRequired[RelationProvenance]  # the adds that asserted and retired this version
 
 
 class SearchResult(TypedDict):
@@ -110,5 +123,5 @@ class HistoryRow(TypedDict):
     run_id: str | None
 
 
-__all__ = ["MEMORY_EVENTS", "AddResult", "AddedMemory", "HistoryRow", "MemoryEvent", "MemoryResult", "RelationResult",
+__all__ = ["MEMORY_EVENTS", "AddResult", "AddedMemory", "HistoryRow", "MemoryEvent", "MemoryResult", "RelationProvenance", "RelationResult",
            "SearchResult"]

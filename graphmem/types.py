@@ -147,6 +147,19 @@ def check_scope_id(arg: str, value: Any) -> str | None:
 
 
 @dataclass(frozen=True)
+class Owners:
+    """Whose memories a read by id may return: these user ids, and user ids starting with one of
+    these prefixes (a server's tenant key). Checked in the store's lookup itself, so a memory of
+    someone else is never loaded: it costs what an unknown id costs."""
+
+    users: tuple[str, ...] = ()
+    prefixes: tuple[str, ...] = ()
+
+    def allow(self, user_id: str | None) -> bool:
+        return user_id is not None and (user_id in self.users or any(user_id.startswith(p) for p in self.prefixes))
+
+
+@dataclass(frozen=True)
 class Scope:
     """Who a memory belongs to: the combination of user, agent and run ids (at least one is set)."""
 
@@ -252,6 +265,9 @@ class Relation:
     destination_attributes: dict[str, Any] = field(default_factory=dict)
     hops: int = 1  # search(hops=2): how far from a seed entity the relation was found
     path: list[dict[str, str]] | None = None  # the steps from the seed ({source, relationship, destination}) when hops > 1
+    #: the triple in words (graphmem.schema.facts); None for a version written before facts (graphmem reindex)
+    fact: str | None = None
+    retired_by: str | None = None  # the add that retired this version (provenance), None while current
 
     @property
     def is_current(self) -> bool:
@@ -269,6 +285,10 @@ class Relation:
             "expired_at": iso(self.expired_at),
             "mentions": self.mentions,
         }
+        if self.fact is not None:
+            out["fact"] = self.fact
+        if self.provenance or self.retired_by:
+            out["provenance"] = {"added_by": list(self.provenance), "retired_by": self.retired_by}
         if self.score is not None:
             out["score"] = round(self.score, 6)
         if self.scores:
@@ -360,6 +380,9 @@ class MemoryItem:
     valid_at: datetime | None = None  # event time: when it was said (the add's timestamp)
     invalid_at: datetime | None = None  # event time it stopped being true (retired by the update stage)
     mentions: list[str] = field(default_factory=list)  # ids of the entities it MENTIONS (when read for the pipeline)
+    #: search only (retrieval.agreement): {"relations": [ids of relations it states that are current],
+    #: "superseded": {"relation", "by", "fact"} when what it states was retired for a newer relation}
+    graph: dict[str, Any] | None = None
 
     def to_dict(self) -> MemoryResult:
         """mem0's shape: id, memory, hash, metadata, created_at, updated_at and the scope keys; plus
@@ -392,6 +415,8 @@ class MemoryItem:
             out["times"] = [t.to_dict() for t in self.times]
         if self.context is not None:
             out["context"] = self.context
+        if self.graph:
+            out["graph"] = self.graph
         return out
 
 
@@ -434,6 +459,14 @@ class RelationWrite:
     #: written as it was, never merged into the current instance of its triple
     created_at: datetime | None = None
     expired_at: datetime | None = None
+    #: the fact text (graphmem.schema.facts) and its embedding; None: none (a store keeps what a bumped
+    #: current instance has, and ``graphmem reindex`` fills what is missing)
+    fact: str | None = None
+    fact_embedding: list[float] | None = None
+    #: a restored version's provenance: the adds that asserted it and the one that retired it (graphmem
+    #: load); empty: this write's add
+    provenance: list[str] = field(default_factory=list)
+    retired_by: str | None = None
 
 
 @dataclass
@@ -512,6 +545,8 @@ class GraphWrite:
     messages: list[LoggedMessage] = field(default_factory=list)  # appended to the conversation log
     keep_messages: int = 200  # the log keeps the newest this-many messages of the scope
     idempotency_key: str | None = None  # a bulk import's key: recorded with the add, see Memory.add_many
+    #: with idempotency_key, the add's answer (JSON: fingerprint and result) stored in its commit (ingest/idempotency.py)
+    idempotency_outcome: str | None = None
 
     def is_empty(self) -> bool:
         return not (self.entities or self.relations or self.invalidations or self.memories or self.messages or self.idempotency_key)

@@ -15,9 +15,10 @@ import httpx
 import pytest
 from conftest import TEST_DIMS
 from mcp.client import Client
-from servers import Link, free_port, graphmem_command, running, write_config
+from servers import free_port, graphmem_command, running, write_config
 
 from graphmem.testing import ScriptedLLMServer
+from graphmem.testing.links import Link
 
 
 def _can_mount_tmpfs(folder) -> bool:

@@ -26,6 +26,7 @@ from test_browser import chrome, load_story  # noqa: F401 - chrome is a fixture
 from test_package import wheel  # noqa: F401 - a fixture
 
 from graphmem.aio import AsyncMemory
+from graphmem.lifecycle.reindex import reindex
 from graphmem.server.access import Tenant, Tenants, hash_key
 from graphmem.server.rest import create_app
 from graphmem.server.ui import UI_DIR
@@ -66,6 +67,7 @@ def world(store, server, tmp_path):
                        hash_key(keys["bob"]): Tenant("bob-app", frozenset({bob}))})
     memory = make_memory(server, store, TEST_DIMS, history_db_path=str(tmp_path / "history.db"))
     load_story(store, Scope.of(user_id=alice), TEST_DIMS)
+    reindex(store, memory.embedder, [Scope.of(user_id=alice)])  # the story is written without facts, as an old store
     memory.add([{"role": "user", "content": "I love playing badminton on Sundays"}], user_id=alice, infer=False,
                metadata={"topic": "sport"})
     memory.add([{"role": "user", "content": "My sister Jesica has a dog"}], user_id=alice, infer=False,
@@ -154,12 +156,14 @@ def test_inspector_for_a_tenant_key(chrome, world):  # noqa: F811 - the fixture 
 
 
 def _memories_screen(driver, world, folder: Path) -> None:
+    assert by_id(driver, "tab-graph").get_attribute("aria-selected") == "true"  # an as_of link opens the graph
+    open_tab(driver, "memories")
     rows = table_text(driver, "memories")
     assert "I love playing badminton on Sundays" in rows and "My sister Jesica has a dog" in rows
     assert SECRET not in driver.page_source
     by_id(driver, "query").send_keys("badminton")
     by_id(driver, "search").click()
-    wait(driver, lambda d: "hits for" in d.find_element("id", "memories-caption").text)
+    wait(driver, lambda d: " for “badminton”" in d.find_element("id", "memories-caption").text)
     first = by_id(driver, "memories").find_element("css selector", "tbody tr")
     assert "badminton" in first.text
     scores = first.find_element("css selector", ".scores").text
@@ -248,6 +252,7 @@ def _timeline_screen(driver, folder: Path) -> None:
     assert "badminton" in by_id(driver, "entity-title").text
     timeline = table_text(driver, "timeline")
     assert "LOVES_PLAYING" in timeline and "2024-01-10" in timeline and "2024-06-15" in timeline
+    assert "loves playing badminton" in timeline and "added by" in timeline and "retired by" in timeline  # fact, provenance
     assert "I love playing badminton on Sundays" in by_id(driver, "entity-memories").text
     driver.save_screenshot(str(folder / "4-entity-timeline.png"))
 

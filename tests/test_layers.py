@@ -52,12 +52,14 @@ ALLOWED: dict[str, set[str]] = {
     "aio": FOUNDATION | MODELS | CORE | FACADE,
 }
 #: The facade reached from below only to build a Memory for a command: ``graphmem import``
-#: (ingest/importer.py), ``graphmem load`` (lifecycle/load.py) and ``graphmem migrate``
+#: (ingest/importer.py), ``graphmem load`` (lifecycle/load.py), ``graphmem reindex``
+#: (lifecycle/reindex.py) and ``graphmem migrate``
 #: (compat/mem0_import.py) run there, and bulk_host.py names MemoryConfig for a type only.
 FACADE_FROM_BELOW = {
     ("graphmem.ingest.importer", "graphmem.memory"),
     ("graphmem.ingest.bulk_host", "graphmem.config"),
     ("graphmem.lifecycle.load", "graphmem.memory"),
+    ("graphmem.lifecycle.reindex", "graphmem.memory"),
     ("graphmem.lifecycle.export", "graphmem.config"),
     ("graphmem.lifecycle.export", "graphmem.factory"),
     ("graphmem.lifecycle.retention", "graphmem.config"),

@@ -3,7 +3,7 @@
 Phases, each a fixed number of calls whatever the number of triples or facts:
 1. extract   graph extraction and fact extraction, concurrently (2 LLM requests; a 3rd only if the
              model skipped the relations tool)
-2. embed     one batched embedding call for every extracted entity name and fact
+2. embed     one batched embedding call for every extracted entity name, fact and relation fact
 3. resolve   one round trip (store.resolve): the entities' matches, the current relations around
              the matched nodes, and the memory candidates of step 5 as far as they are known
              before invalidation (skipped when there is nothing to ask)
@@ -31,6 +31,7 @@ from typing import Any
 
 from graphmem.embeddings.base import Embedder
 from graphmem.ingest.context import render_context
+from graphmem.ingest.relation_facts import RelationFacts, relation_fact_texts
 from graphmem.llm.usage import record_embedding
 from graphmem.stages.conversation import Message
 from graphmem.stages.facts import FactExtractionStage
@@ -83,6 +84,8 @@ class AddOutcome:
     #: the current relations the add read, by (source id, type, destination id): a written relation
     #: that matches one bumps it (the store's rule), so add() reports its id, created_at and mentions
     current: dict[tuple[str, str, str], Relation] = field(default_factory=dict)
+    #: the fact text and embedding of each extracted relation, by its canonical triple
+    relation_facts: RelationFacts = field(default_factory=dict)
 
     def dropped_counts(self) -> dict[str, int]:
         """The non-zero drop counts, by kind (``add``'s result carries them as ``dropped``)."""
@@ -125,6 +128,9 @@ class AddOutcome:
         if bumped is not None:
             row.update(id=bumped.id, valid_at=iso(bumped.valid_at), invalid_at=iso(bumped.invalid_at),
                        created_at=iso(bumped.created_at), mentions=bumped.mentions + 1)
+        fact = bumped.fact if bumped is not None and bumped.fact is not None else rel.fact
+        if fact is not None:
+            row["fact"] = fact
         row["event"] = "ADD"
         return row
 
@@ -187,10 +193,7 @@ class AddPipeline:
         outcome.dropped.update(extracted.dropped)
         outcome.off_ontology = extracted.off_ontology
 
-        keys = list(extracted.entities)
-        vectors = self._embed([extracted.entities[k].name for k in keys] + facts)
-        entity_vectors, fact_vectors = vectors[: len(keys)], vectors[len(keys) :]
-
+        entity_vectors, fact_vectors = self._embed_add(outcome, scope, extracted, facts)
         found = self._read(scope, extracted, entity_vectors, fact_vectors)
         entities = self._resolve(extracted, entity_vectors, found)
         outcome.names = {e.id: e.name for e in entities.values()}
@@ -227,7 +230,7 @@ class AddPipeline:
         ``existing``: the current relations the add read (what its result reports of a reasserted one)."""
         _log_dropped(outcome)
         write = GraphWrite(add_id=outcome.add_id, scope=scope, at=utcnow())
-        _plan_graph(write, entities, new_relations, outcome.retired, reference_time)
+        _plan_graph(write, entities, new_relations, outcome.retired, reference_time, outcome.relation_facts)
         retired_ids = {r.id for r in outcome.retired}
         outcome.current = {(r.source_id, r.relationship, r.destination_id): r for r in existing if r.id not in retired_ids}
         # texts the update stage wrote itself (merged memories): one more embedding batch, not one per text
@@ -240,6 +243,18 @@ class AddPipeline:
         write.messages = log_messages(messages, reference_time)
         write.keep_messages = self.keep_messages
         outcome.write = write
+
+    def _embed_add(
+        self, outcome: AddOutcome, scope: Scope, extracted: GraphExtraction, facts: list[str]
+    ) -> tuple[list[list[float]], list[list[float]]]:
+        """The add's one embedding request: entity names, memory facts and relation facts (kept in
+        ``outcome.relation_facts`` for the write); returns the entity and memory-fact vectors."""
+        keys = list(extracted.entities)
+        texts = relation_fact_texts(extracted, scope.self_name)
+        vectors = self._embed([extracted.entities[k].name for k in keys] + facts + texts)
+        cut = len(keys) + len(facts)
+        outcome.relation_facts = {r.key: (t, v) for r, t, v in zip(extracted.relations, texts, vectors[cut:], strict=True)}
+        return vectors[: len(keys)], vectors[len(keys) : cut]
 
     def _embed(self, texts: list[str]) -> list[list[float]]:
         """One embedding request, counted in the add's usage (an empty batch sends none)."""
@@ -380,6 +395,7 @@ def _plan_graph(
     relations: list[ExtractedRelation],
     retired: list[Relation],
     reference_time: datetime,
+    facts: RelationFacts | None = None,
 ) -> None:
     seen: dict[str, EntityWrite] = {}
     for entity in entities.values():
@@ -393,9 +409,9 @@ def _plan_graph(
         ids = (entities[rel.source].id, rel.relationship, entities[rel.destination].id)
         if ids not in planned:
             planned.add(ids)
-            write.relations.append(
-                RelationWrite(ids[0], rel.relationship, ids[2], valid_at=rel.valid_at or reference_time, invalid_at=rel.invalid_at)
-            )
+            fact, vector = (facts or {}).get(rel.key, (None, None))
+            write.relations.append(RelationWrite(ids[0], rel.relationship, ids[2], valid_at=rel.valid_at or reference_time,
+                                                 invalid_at=rel.invalid_at, fact=fact, fact_embedding=vector))
     for old in retired:
         replacement = _replacement(old, write.relations)
         ended = replacement.valid_at if replacement else reference_time

@@ -6,7 +6,7 @@ Critical path, each step a fixed number of calls whatever the number of triples 
              the entities named in or close to the messages, memories similar to the messages and
              the live memories mentioning the entities of those relations, each list bounded
 3. ask       ONE chat request offering the five documented tools (stages/single_pass.py)
-4. embed     one embedding request for the new entity names and facts
+4. embed     one embedding request for the new entity names, facts and relation facts
 5. resolve   entity resolution as in the staged mode (store.resolve: name, then cosine >= threshold,
              inside the scope), skipped when nothing was extracted
 6. write     the staged mode's own assembly and write (AddPipeline._assemble, one transaction)
@@ -71,8 +71,7 @@ class SinglePassPipeline(AddPipeline):
         outcome.off_ontology = extracted.off_ontology
 
         keys = list(extracted.entities)
-        vectors = self._embed([extracted.entities[k].name for k in keys] + facts)
-        entity_vectors, fact_vectors = vectors[: len(keys)], vectors[len(keys) :]
+        entity_vectors, fact_vectors = self._embed_add(outcome, scope, extracted, facts)
         candidates = [EntityCandidate(k, v) for k, v in zip(keys, entity_vectors, strict=True)]
         found = self.store.resolve(scope, candidates, self.threshold, [], 0, 0) if candidates else Resolution([], [], [], [], [])
         entities = self._resolve(extracted, entity_vectors, found)

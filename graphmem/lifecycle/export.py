@@ -74,14 +74,18 @@ def retarget(graph: ScopeGraph, target: Scope) -> ScopeGraph:
 
     names = {}
     entities = []
+    owned = set()  # the own node's id: facts that name it are written again on load, with the new name
     for e in graph.entities:
         own = e.canonical == old_self
+        if own:
+            owned.add(e.id)
         renamed = replace(e, id=new_id(e.id), name=new_self if own else e.name,
                           canonical=canonical_name(new_self) if own else e.canonical)
         names[e.id] = renamed.name
         entities.append(renamed)
     relations = [replace(r, id=new_id(r.id), source_id=new_id(r.source_id), destination_id=new_id(r.destination_id),
-                         source=names.get(r.source_id, r.source), destination=names.get(r.destination_id, r.destination))
+                         source=names.get(r.source_id, r.source), destination=names.get(r.destination_id, r.destination),
+                         fact=None if {r.source_id, r.destination_id} & owned else r.fact)
                  for r in graph.relations]
     memories = [replace(m, id=new_id(m.id), user_id=target.user_id, agent_id=target.agent_id, run_id=target.run_id)
                 for m in graph.memories]
@@ -125,7 +129,8 @@ def open_reader(config: dict[str, Any] | MemoryConfig | None) -> GraphStore:
     if not path.exists():
         raise NotFoundError(f"there is no embedded graph store at {path} (graph_store.config.path)")
     try:
-        return EmbeddedStore(path=path, embedding_dims=reading_dims(cfg))
+        # read-only: the last durable state without the folder's lock, so a running app or `graphmem serve` may own it
+        return EmbeddedStore(path=path, embedding_dims=reading_dims(cfg), read_only=True)
     except ConfigError as exc:
         raise ConfigError(f"{exc} (set embedder.config.dims to the store's embedding size)") from exc
 
@@ -148,7 +153,7 @@ def _entity_row(entity: Entity) -> dict[str, Any]:
 def _relation_row(relation: Relation) -> dict[str, Any]:
     row: dict[str, Any] = dict(relation.to_dict())
     row.update(source_id=relation.source_id, destination_id=relation.destination_id,
-               provenance=list(relation.provenance), current=relation.is_current)
+               provenance=list(relation.provenance), retired_by=relation.retired_by, current=relation.is_current)
     return row
 
 

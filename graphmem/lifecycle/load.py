@@ -4,9 +4,11 @@
     graphmem load alice.json --config other.json                # the same scope, in another store
     graphmem load alice.json --as-user bob                      # or a copy as another user
 
-The export carries no embeddings (they belong to one embedder): the loader embeds entity names and
-memory texts with the configured embedder, then writes everything in one add (one transaction, with
-ADD history rows for the memories). Every relation version in the export is loaded with both time
+The export carries no embeddings (they belong to one embedder): the loader embeds entity names,
+relation facts and memory texts with the configured embedder, then writes everything in one add (one
+transaction, with ADD history rows for the memories). A relation keeps the fact the export carries
+(an export made before facts has none: the loader writes it by the wording rule, as ``graphmem
+reindex`` does) and its provenance (the adds that asserted and retired it). Every relation version in the export is loaded with both time
 axes as exported: event time (valid_at, invalid_at) and transaction time (created_at, expired_at),
 and the live memories with when they were stored, so search(as_of=...) and search(known_at=...)
 answer on the copy as on the original (an export made with --include-invalidated carries the
@@ -17,10 +19,12 @@ load never merges into a graph.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from graphmem.errors import GraphMemError, InvalidInputError
+from graphmem.lifecycle.reindex import fact_of
 from graphmem.types import (
     Entity,
     EntityWrite,
@@ -68,13 +72,26 @@ def _graph(doc: dict[str, Any]) -> ScopeGraph:
                 for e in doc["entities"]]
     relations = [Relation(str(r["id"]), str(r["source_id"]), str(r["source"]), str(r["relationship"]), str(r["destination_id"]),
                           str(r["destination"]), parse_time(r.get("valid_at")), parse_time(r.get("invalid_at")),
-                          created_at=parse_time(r.get("created_at")), expired_at=parse_time(r.get("expired_at")))
+                          created_at=parse_time(r.get("created_at")), expired_at=parse_time(r.get("expired_at")),
+                          source_type=_text(r.get("source_type")), destination_type=_text(r.get("destination_type")),
+                          fact=_text(r.get("fact")), provenance=_provenance(r.get("provenance")), retired_by=_text(r.get("retired_by")))
                  for r in doc["relations"]]
     memories = [MemoryItem(str(m["id"]), str(m["memory"]), str(m.get("hash") or text_hash(m["memory"])), metadata=checked_metadata(m.get("metadata")),
                            role=m.get("role"), created_at=parse_time(m.get("created_at")), valid_at=parse_time(m.get("valid_at")),
                            said_at=parse_time(m.get("said_at")), expires_at=parse_time(m.get("expires_at")))
                 for m in doc.get("memories", [])]
     return ScopeGraph(scope, entities, relations, bool(doc.get("include_invalidated")), memories)
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def _provenance(value: Any) -> list[str]:
+    """The export's list of add ids (a relation's ``provenance`` as search returns it is a dict)."""
+    if isinstance(value, dict):
+        value = value.get("added_by")
+    return [str(v) for v in value] if isinstance(value, list) else []
 
 
 def load_graph(memory: Memory, graph: ScopeGraph) -> dict[str, int]:
@@ -85,12 +102,19 @@ def load_graph(memory: Memory, graph: ScopeGraph) -> dict[str, int]:
     if memory.store.entities(scope) or memory.store.list_memories(scope, limit=1):
         raise InvalidInputError(f"{scope.self_name!r} already has data in this store: load into an empty scope (or --as-user)")
     write = GraphWrite(add_id=new_id(), scope=scope, at=utcnow())
-    vectors = memory.embedder.embed([e.name for e in graph.entities]) if graph.entities else []
+    types = {e.id: e.entity_type for e in graph.entities}
+    facts = [r.fact or fact_of(replace(r, source_type=r.source_type or types.get(r.source_id),
+                                       destination_type=r.destination_type or types.get(r.destination_id)), scope.self_name)
+             for r in graph.relations]
+    texts = [e.name for e in graph.entities] + facts
+    vectors = memory.embedder.embed(texts) if texts else []
     write.entities = [EntityWrite(e.id, e.name, e.canonical, e.entity_type, v, True, dict(e.attributes))
-                      for e, v in zip(graph.entities, vectors, strict=True)]
+                      for e, v in zip(graph.entities, vectors, strict=False)]
     write.relations = [RelationWrite(r.source_id, sanitize_relation_type(r.relationship), r.destination_id,
                                      valid_at=r.valid_at or write.at, invalid_at=r.invalid_at, id=r.id,
-                                     created_at=r.created_at, expired_at=r.expired_at) for r in graph.relations]
+                                     created_at=r.created_at, expired_at=r.expired_at, fact=f, fact_embedding=v,
+                                     provenance=list(r.provenance), retired_by=r.retired_by)
+                       for r, f, v in zip(graph.relations, facts, vectors[len(graph.entities):], strict=True)]
     texts = [m.text for m in graph.memories]
     vectors = memory.embedder.embed(texts) if texts else []
     write.memories = [MemoryWrite("ADD", m.id, m.text, v, m.metadata, m.role, said_at=m.said_at, valid_at=m.valid_at or m.created_at,

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeVar
 
 from graphmem.aio import AsyncMemory
 from graphmem.errors import (
@@ -17,26 +18,33 @@ from graphmem.errors import (
     StorageFullError,
     StoreError,
     StoreUnavailableError,
+    WriteOutcomeUnknown,
 )
 from graphmem.stores.base import relation_visible
 from graphmem.types import parse_time, utcnow
 
 #: both servers' access log: one INFO line per REST request (manners.AccessLog) or MCP tool call
 ACCESS = logging.getLogger("graphmem.server.access")
+R = TypeVar("R", bound=Mapping[str, Any])
 
 
 def neighbourhood(timeline: dict[str, Any], as_of: str | None = None, known_at: str | None = None) -> dict[str, Any]:
     """The relations touching an entity that hold at ``as_of`` (default now) as graphmem knew them at
     ``known_at`` (default now): the timeline filtered by the store's one time rule."""
+    return {"entity": timeline["entity"], "relations": holding(timeline["relations"], as_of, known_at)}
+
+
+def holding(relations: Sequence[R], as_of: str | None = None, known_at: str | None = None) -> list[R]:
+    """The relation versions that hold at ``as_of`` as known at ``known_at`` (both default now); a
+    time that is not ISO-8601 is an InvalidInputError naming its parameter."""
     when = parse_time(as_of, field_name="as_of")
     known = parse_time(known_at, field_name="known_at")
     now = utcnow()
-    current = [
-        r for r in timeline["relations"]
+    return [
+        r for r in relations
         if relation_visible(parse_time(r["valid_at"]), parse_time(r["invalid_at"]), parse_time(r["created_at"]),
                             parse_time(r["expired_at"]), when, known, now)
     ]
-    return {"entity": timeline["entity"], "relations": current}
 
 
 #: how long /health waits for the store before it answers 503 (a load balancer's check is short)
@@ -82,10 +90,21 @@ def public_detail(exc: GraphMemError) -> str:
     internal addresses (bolt and LLM URLs, file paths): those go to the server log only."""
     if isinstance(exc, (InvalidInputError, NotFoundError, AccessDeniedError)):
         return str(exc)
+    if isinstance(exc, WriteOutcomeUnknown):
+        return _outcome_unknown(exc)
     for kind, says in _SERVER_SIDE:
         if isinstance(exc, kind):
             return f"{says} ({type(exc).__name__}); the server log has the details"
     return f"the request failed ({type(exc).__name__}); the server log has the details"
+
+
+def _outcome_unknown(exc: WriteOutcomeUnknown) -> str:
+    """WriteOutcomeUnknown's answer: which write, and how to find out (its text without the store's address)."""
+    ids = f" (memory ids: {', '.join(exc.memory_ids)})" if exc.memory_ids else ""
+    how = (f"retry with the same idempotency key {exc.idempotency_key!r}: it returns the first outcome if the write "
+           "happened, and writes it once if not" if exc.idempotency_key is not None else
+           "retrying without an idempotency key may store it twice; check the memories or their history")
+    return f"the store's connection failed while write {exc.add_id}{ids} was committing; whether it happened is unknown: {how}"
 
 
 _SERVER_SIDE: tuple[tuple[type[GraphMemError], str], ...] = (

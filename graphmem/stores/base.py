@@ -11,6 +11,7 @@ Rules every implementation keeps:
 
 from __future__ import annotations
 
+import json
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
@@ -20,7 +21,7 @@ from datetime import datetime
 from graphmem.schema.filters import Filter
 from graphmem.stores.locks import locks_of
 from graphmem.stores.memory_context import ContextQuery, MemoryContext
-from graphmem.types import Conversation, Entity, GraphWrite, MemoryItem, Relation, Scope, canonical_name
+from graphmem.types import Conversation, Entity, GraphWrite, MemoryItem, Owners, Relation, Scope, canonical_name
 
 
 @dataclass
@@ -83,6 +84,25 @@ class GraphQuery:
     hops: int = 1  # 2: relations two hops from a seed too (the time filter on every relation of the path)
     hop_decay: float = 0.5  # a relation's seed scores are multiplied by this once per hop beyond the first
     filters: Filter | None = None  # graphmem.schema.filters, applied to relations (when it names relation fields)
+    #: relations found by their own meaning: the scope's fact_top_k relations whose fact embedding is
+    #: closest to ``embedding`` (cosine >= threshold, visible and filtered as the others), seed or not
+    fact_top_k: int = 10
+
+
+@dataclass
+class RelationFact:
+    """A relation version's fact text and its embedding (``GraphStore.set_relation_facts``)."""
+
+    relation_id: str
+    source_id: str  # its source entity (how the Neo4j store finds the relationship: ids are not indexed)
+    fact: str
+    embedding: list[float]
+
+
+def scope_of_key(key: str) -> Scope:
+    """The owner's scope of a partition key (Scope.key: a JSON list [user_id, agent_id, run_id])."""
+    user_id, agent_id, run_id = json.loads(key)
+    return Scope(user_id, agent_id, run_id)
 
 
 def relation_visible(
@@ -174,7 +194,7 @@ class GraphStore(ABC):
         the memories similar to the messages and the live memories mentioning the entities of those
         relations. Neo4j overrides it with one statement; this default composes ``search_graph``
         and ``memory_candidates`` (the embedded store: in-process reads, no round trip to save)."""
-        graph = GraphQuery(query.embedding, query.text, [query.self_canonical], query.entity_k, query.threshold)
+        graph = GraphQuery(query.embedding, query.text, [query.self_canonical], query.entity_k, query.threshold, fact_top_k=0)
         relations = [r for r in self.search_graph(scope, graph) if r.invalid_at is None and r.expired_at is None]
         relations = relations[: query.relation_limit]
         own = {i for r in relations for i, name in ((r.source_id, r.source), (r.destination_id, r.destination))
@@ -191,19 +211,35 @@ class GraphStore(ABC):
         Relations: if a current instance of (source, type, destination) exists, add one mention,
         set updated_at and append the add id to provenance; otherwise create a new instance with
         valid_at / invalid_at from the write, created_at = write.at, provenance [add_id].
-        Invalidations: set invalid_at and expired_at = write.at on the named current relations of
-        the scope (ids of other scopes or already-expired relations are ignored).
+        Invalidations: set invalid_at, expired_at = write.at and retired_by = write.add_id on the named
+        current relations of the scope (ids of other scopes or already-expired relations are ignored).
+        A new instance stores the write's ``fact`` and ``fact_embedding``; a bumped one keeps its own,
+        or takes the write's when it has none (a version written before facts).
         """
 
     @abstractmethod
     def search_graph(self, scope: Scope, query: GraphQuery) -> list[Relation]:
         """Relations around the query's seeds, in at most one round trip.
 
-        Each returned relation carries ``scores``: "vector" (best cosine of a seeded endpoint),
-        "fulltext" (name text match of an endpoint, 0..1) and "seed" (1.0 when an endpoint was
-        seeded by name). Filtering: ``relation_visible`` with the query's as_of / known_at (now
-        when both are None), none with ``include_invalidated``.
+        Candidates: the relations around the seeds (entities by vector, by name text, by exact
+        name), and the ``fact_top_k`` relations of the scope closest to the query by their fact
+        embedding, seeded or not. Each returned relation carries ``fact`` and ``scores``: "vector"
+        (cosine of the query and the relation's own fact embedding; 0 without one), "seed" (entity
+        proximity: the best of a seeded endpoint's cosine to the query and 1.0 for an endpoint named
+        exactly, decayed per hop) and "fulltext" (name text match of an endpoint, 0..1, decayed per
+        hop). Filtering: ``relation_visible`` with the query's as_of / known_at (now when both are
+        None), none with ``include_invalidated``.
         """
+
+    @abstractmethod
+    def set_relation_facts(self, scope: Scope, facts: list[RelationFact]) -> int:
+        """Set the fact text and embedding of relation versions of the scope (every version, current
+        or retired: ``graphmem reindex``), in one round trip; ids of other scopes or unknown ones are
+        ignored. Returns how many versions were set."""
+
+    @abstractmethod
+    def scopes(self) -> list[Scope]:
+        """Every partition that holds entities, as the owner's scope (Scope.key), in one round trip."""
 
     @abstractmethod
     def timeline(self, scope: Scope, canonical: str) -> list[Relation]:
@@ -245,8 +281,9 @@ class GraphStore(ABC):
         ``scores={"vector": cosine}``."""
 
     @abstractmethod
-    def get_memory(self, memory_id: str) -> MemoryItem | None:
-        """One memory by id, whatever its scope; soft-deleted ones too (deleted_at set)."""
+    def get_memory(self, memory_id: str, owners: Owners | None = None) -> MemoryItem | None:
+        """One memory by id, whatever its scope; soft-deleted ones too (deleted_at set). ``owners``:
+        None when its user is not one of them, decided in the lookup before the memory is loaded."""
 
     @abstractmethod
     def list_memories(
@@ -256,7 +293,9 @@ class GraphStore(ABC):
 
     @abstractmethod
     def delete_memory(self, memory_id: str) -> bool:
-        """Remove one memory for good (the public ``delete(id)``); False when it does not exist."""
+        """Remove one memory for good (the public ``delete(id)``; soft-deleted ones too), a
+        conditional write: False, with nothing written, when it does not exist (of concurrent
+        deletes of one id, one gets True)."""
 
     # -- bulk writes (Memory.add_many, graphmem import) -------------------------------------------
 
@@ -269,6 +308,11 @@ class GraphStore(ABC):
     @abstractmethod
     def imported_keys(self, keys: list[str]) -> set[str]:
         """The keys among ``keys`` whose writes committed (idempotency keys of bulk imports)."""
+
+    @abstractmethod
+    def idempotent_outcome(self, key: str) -> str | None:
+        """The ``idempotency_outcome`` written with the committed write of ``key`` (``add(...,
+        idempotency_key=...)``; ingest/idempotency.py), or None when no write of that key committed."""
 
     # -- conversation log and rolling summary ---------------------------------------------------
     # ``write`` appends GraphWrite.messages to the scope's log in the same transaction, giving them

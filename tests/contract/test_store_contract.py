@@ -315,8 +315,8 @@ def test_search_returns_relations_of_vector_seeds(store: GraphStore, scope: Scop
     assert triples(found) == {("Alice", "KNOWS", "Bob")}
     (hit,) = found
     assert set(hit.scores) == SCORE_KEYS
-    assert hit.scores["vector"] == pytest.approx(1.0, abs=1e-3)
-    assert hit.scores["fulltext"] == 0.0 and hit.scores["seed"] == 0.0
+    assert hit.scores["seed"] == pytest.approx(1.0, abs=1e-3)  # the endpoint's cosine: entity proximity
+    assert hit.scores["fulltext"] == 0.0 and hit.scores["vector"] == 0.0  # no fact embedding: no meaning of its own
 
 
 def test_search_respects_top_k_and_threshold(store: GraphStore, scope: Scope, abc) -> None:
@@ -324,7 +324,7 @@ def test_search_respects_top_k_and_threshold(store: GraphStore, scope: Scope, ab
     assert triples(store.search_graph(scope, query(near_alice, top_k=1))) == {("Alice", "KNOWS", "Bob")}
     both = store.search_graph(scope, query(near_alice, top_k=2))
     assert triples(both) == {("Alice", "KNOWS", "Bob"), ("Bob", "LIKES", "Carla Jones")}
-    scores = {r.relationship: r.scores["vector"] for r in both}
+    scores = {r.relationship: r.scores["seed"] for r in both}
     assert scores["KNOWS"] == pytest.approx(0.9, abs=1e-3)  # the best seeded endpoint
     assert scores["LIKES"] == pytest.approx(math.sqrt(1 - 0.81), abs=1e-3)
     assert store.search_graph(scope, query(tilted(0, QUIET, 0.2), threshold=0.3)) == []

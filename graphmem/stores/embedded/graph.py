@@ -11,7 +11,8 @@ code:
     ["attributes", entity_id, {name: value}]  set ontology attribute values (validated names)
     ["relation", {attrs}]                     create a relation instance
     ["mention", relation_id, add_id, at]      one more mention, add_id joins the provenance
-    ["retire", relation_id, invalid_at, expired_at]
+    ["relation_fact", relation_id, fact, embedding]  the version's fact text and unit embedding (reindex, a bump)
+    ["retire", relation_id, invalid_at, expired_at, add_id?]  add_id: the add that retired it (absent in old journals)
     ["memory", {attrs}]                       create a memory fact (with its MENTIONS entity ids)
     ["memory_update", memory_id, {changes}]   text, hash, embedding, updated_at, metadata?, mentions
     ["memory_soft_delete", memory_id, at, invalid_at?]  deleted_at = at, invalid_at (event time; absent in old journals)
@@ -38,6 +39,7 @@ import numpy as np
 from graphmem.schema import filters
 from graphmem.schema.filters import Filter
 from graphmem.stores.embedded.conversations import ConversationLogs
+from graphmem.stores.embedded.facts import FactIndexes
 from graphmem.stores.embedded.journal import as_vector
 from graphmem.stores.embedded.memories import MemoryFacts
 from graphmem.types import Entity, Relation, iso, parse_time
@@ -72,9 +74,11 @@ class MemoryGraph:
         self.by_scope: dict[str, dict[str, None]] = {}  # scope key -> ordered set of entity ids
         self._ends: dict[str, tuple[str, str]] = {}  # relation id -> (source id, destination id)
         self._indexes: dict[str, ScopeIndex] = {}
+        self.facts = FactIndexes(self.embedding_dims)
         self.memories = MemoryFacts(self.embedding_dims)
         self.conversations = ConversationLogs()
         self.import_keys: dict[str, str] = {}  # idempotency key of an imported add -> its scope key
+        self.key_outcomes: dict[str, str] = {}  # idempotency key of add(idempotency_key=...) -> its stored answer
         self._seq = 0  # insertion order, the tie-break of "oldest first"
 
     # --- changes ----------------------------------------------------------------------------
@@ -103,12 +107,22 @@ class MemoryGraph:
     def _op_relation(self, data: Attrs) -> None:
         attrs = self._decode(data)
         attrs["provenance"] = list(attrs["provenance"])
+        if attrs.get("fact_embedding") is not None:
+            attrs["fact_embedding"] = as_vector(attrs["fact_embedding"])
         self.graph.add_edge(attrs["source_id"], attrs["destination_id"], key=attrs["id"], **attrs)
         self._ends[attrs["id"]] = (attrs["source_id"], attrs["destination_id"])
+        self.facts.invalidate(attrs["scope"])
+
+    def _op_relation_fact(self, relation_id: str, fact: str, embedding: object) -> None:
+        d = self.edge(relation_id)
+        if d is not None:
+            d["fact"], d["fact_embedding"] = fact, as_vector(embedding)
+            self.facts.invalidate(d["scope"])
 
     def _op_relation_remove(self, relation_id: str) -> None:
         ends = self._ends.pop(relation_id, None)
         if ends is not None:
+            self.facts.invalidate(self.graph.edges[ends[0], ends[1], relation_id]["scope"])
             self.graph.remove_edge(ends[0], ends[1], key=relation_id)
 
     def _op_mention(self, relation_id: str, add_id: str, at: str) -> None:
@@ -119,11 +133,12 @@ class MemoryGraph:
         if add_id not in d["provenance"]:
             d["provenance"].append(add_id)
 
-    def _op_retire(self, relation_id: str, invalid_at: str, expired_at: str) -> None:
+    def _op_retire(self, relation_id: str, invalid_at: str, expired_at: str, add_id: str | None = None) -> None:
         d = self.edge(relation_id)
         assert d is not None
         d["invalid_at"], d["expired_at"] = parse_time(invalid_at), parse_time(expired_at)
         d["updated_at"] = d["expired_at"]
+        d["retired_by"] = add_id
 
     def _op_memory(self, data: Attrs) -> None:
         self.memories.create(self._decode(data))
@@ -141,8 +156,10 @@ class MemoryGraph:
     def _op_messages(self, key: str, messages: list[Attrs], keep: int) -> None:
         self.conversations.append(key, messages, keep)
 
-    def _op_import_key(self, key: str, scope_key: str) -> None:
+    def _op_import_key(self, key: str, scope_key: str, outcome: str | None = None) -> None:
         self.import_keys[key] = scope_key
+        if outcome is not None:
+            self.key_outcomes[key] = outcome
 
     def _op_summary(self, key: str, text: str, through: int, at: str) -> None:
         self.conversations.set_summary(key, text, through, at)
@@ -151,6 +168,7 @@ class MemoryGraph:
         self.memories.drop_scope(key)
         self.conversations.drop(key)
         self.import_keys = {k: s for k, s in self.import_keys.items() if s != key}
+        self.key_outcomes = {k: o for k, o in self.key_outcomes.items() if k in self.import_keys}
         nodes = self.by_scope.pop(key, {})
         for _, _, rid in chain(self.graph.out_edges(nodes, keys=True), self.graph.in_edges(nodes, keys=True)):
             self._ends.pop(rid, None)
@@ -158,6 +176,7 @@ class MemoryGraph:
             self.by_canonical.pop((key, self.graph.nodes[node]["canonical"]), None)
         self.graph.remove_nodes_from(nodes)
         self._indexes.pop(key, None)
+        self.facts.invalidate(key)
 
     def _op_purge(self, memory_ids: list[str], seqs: dict[str, list[int]]) -> None:
         """Retention (planned in lifecycle.py): expired memories and messages go."""
@@ -183,6 +202,7 @@ class MemoryGraph:
         self.by_canonical.pop((node["scope"], node["canonical"]), None)
         self.by_scope.get(node["scope"], {}).pop(entity_id, None)
         self._indexes.pop(node["scope"], None)
+        self.facts.invalidate(node["scope"])
         for row in self.memories.rows.values():  # MENTIONS links of remaining memories
             if entity_id in row["mentions"]:
                 row["mentions"].remove(entity_id)
@@ -207,7 +227,7 @@ class MemoryGraph:
             "relations": [_encode(d) for d in edges],
             "memories": [_encode(m) for m in memories],
             "conversations": self.conversations.snapshot(),  # type: ignore[dict-item]  # a JSON object beside the record lists
-            "import_keys": [{"key": k, "scope": s} for k, s in self.import_keys.items()],
+            "import_keys": [{"key": k, "scope": s, "outcome": self.key_outcomes.get(k)} for k, s in self.import_keys.items()],
         }
 
     def load_snapshot(self, snapshot: dict[str, list[Attrs]]) -> None:
@@ -216,6 +236,7 @@ class MemoryGraph:
         self.apply(["memory", m] for m in snapshot.get("memories", []))  # absent in snapshots before memories
         self.conversations.load(snapshot.get("conversations", {}))  # type: ignore[arg-type]  # written by snapshot() above
         self.import_keys = {row["key"]: row["scope"] for row in snapshot.get("import_keys", [])}
+        self.key_outcomes = {row["key"]: row["outcome"] for row in snapshot.get("import_keys", []) if row.get("outcome") is not None}
 
     # --- reads --------------------------------------------------------------------------------
 
@@ -286,6 +307,7 @@ class MemoryGraph:
             expired_at=d["expired_at"], mentions=d["mentions"], provenance=list(d["provenance"]),
             scores=dict(scores or {}), source_type=source["entity_type"], destination_type=destination["entity_type"],
             source_attributes=dict(source.get("attributes", {})), destination_attributes=dict(destination.get("attributes", {})),
+            fact=d.get("fact"), retired_by=d.get("retired_by"),
         )  # fmt: skip
 
 

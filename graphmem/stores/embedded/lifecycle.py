@@ -22,7 +22,7 @@ from graphmem.stores.lifecycle import Erased, is_expired, matches
 from graphmem.types import Scope, parse_time
 
 if TYPE_CHECKING:
-    from graphmem.stores.embedded.graph import MemoryGraph, Op
+    from graphmem.stores.embedded.graph import Attrs, MemoryGraph, Op
 
 
 def plan_purge(g: MemoryGraph, now: datetime, batch: int) -> tuple[list[Op], Erased]:
@@ -79,7 +79,16 @@ def plan_forget_entity(g: MemoryGraph, scope: Scope, canonical: str, pattern: st
             summaries.append(key)
     erased = Erased(memory_ids, len(entity_ids), sum(len(s) for s in seqs.values()), len(summaries))
     ops: list[Op] = [["forget", entity_ids, memory_ids, seqs, summaries]] if entity_ids or memory_ids or seqs or summaries else []
+    # relation versions whose fact names the entity without touching it: erased like matching memories
+    ops += [["relation_remove", d["id"]] for k in keys for d in g.scope_relations(k)
+            if d["source_id"] not in entity_ids and d["destination_id"] not in entity_ids
+            and _written_in(d, scope) and matches(pattern, d.get("fact"))]
     return ops, erased
+
+
+def _written_in(d: Attrs, scope: Scope) -> bool:
+    """The relation was written with every id the scope names."""
+    return all(v is None or d.get(k) == v for k, v in scope.properties().items())
 
 
 __all__ = ["plan_forget_entity", "plan_forget_scope", "plan_purge", "re"]

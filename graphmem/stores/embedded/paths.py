@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from graphmem.stores.embedded.graph import Attrs, MemoryGraph
 from graphmem.types import Relation
 
-SIGNALS = ("vector", "fulltext", "seed")
+SIGNALS = ("fulltext", "seed")  # per seed; the fact cosine ("vector") is the relation's own, set by the store
 
 
 @dataclass

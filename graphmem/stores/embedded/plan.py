@@ -17,7 +17,7 @@ from graphmem.errors import InvalidInputError, StoreError
 from graphmem.stores.embedded.conversations import message_attrs
 from graphmem.stores.embedded.graph import MemoryGraph, Op, is_current
 from graphmem.stores.embedded.memories import unit
-from graphmem.types import GraphWrite, MemoryWrite, iso, new_id, parse_time, turn_key
+from graphmem.types import GraphWrite, MemoryWrite, RelationWrite, iso, new_id, parse_time, turn_key
 
 MEMORY_EVENTS = ("ADD", "UPDATE", "DELETE")
 
@@ -39,7 +39,7 @@ class WritePlanner:
             if d is None or d["scope"] != key or not is_current(d) or inv.relation_id in retired:
                 continue  # another scope's, unknown or already retired: ignored by contract
             retired.add(inv.relation_id)
-            ops.append(["retire", inv.relation_id, _iso(inv.invalid_at), at])
+            ops.append(["retire", inv.relation_id, _iso(inv.invalid_at), at, w.add_id])
         ids = self._entities(w, at, ops)
         self._relations(w, at, ids, retired, ops)
         self._memories(w, at, ids, ops)
@@ -50,7 +50,10 @@ class WritePlanner:
         if w.idempotency_key is not None:
             if w.idempotency_key in self.graph.import_keys:
                 raise StoreError(f"import key {w.idempotency_key!r} was imported already; nothing was written")
-            ops.append(["import_key", w.idempotency_key, key])
+            if w.idempotency_outcome is None:
+                ops.append(["import_key", w.idempotency_key, key])
+            else:  # the add's answer, journaled with it (ingest/idempotency.py)
+                ops.append(["import_key", w.idempotency_key, key, w.idempotency_outcome])
         return ops
 
     def _entities(self, w: GraphWrite, at: str | None, ops: list[Op]) -> dict[str, str]:
@@ -92,15 +95,21 @@ class WritePlanner:
             triple = (src, r.relationship, dst)
             history = r.expired_at is not None  # a restored retired version: its own instance
             found = None if history else planned.get(triple) or self.graph.current_instance(*triple, skip=retired, ids=w.scope.full_key)
+            fact = self._fact(r)
             if found:
                 ops.append(["mention", found, w.add_id, at])
+                bumped = self.graph.edge(found)
+                if fact and bumped is not None and bumped.get("fact_embedding") is None:  # a version written before facts
+                    ops.append(["relation_fact", found, *fact])
                 continue
             rid = r.id
             ops.append(["relation", {
                 "id": rid, "source_id": src, "destination_id": dst, "type": r.relationship,
                 "valid_at": _iso(r.valid_at), "invalid_at": _iso(r.invalid_at), "created_at": _iso(r.created_at) or at,
-                "updated_at": _iso(r.created_at) or at, "expired_at": _iso(r.expired_at), "mentions": 1, "provenance": [w.add_id], "scope": key,
+                "updated_at": _iso(r.created_at) or at, "expired_at": _iso(r.expired_at), "mentions": 1,
+                "provenance": list(r.provenance) or [w.add_id], "retired_by": r.retired_by, "scope": key,
                 "ids": w.scope.full_key, **w.scope.properties(),
+                "fact": fact[0] if fact else None, "fact_embedding": fact[1] if fact else None,
             }])  # fmt: skip
             if r.invalid_at is None and not history:
                 planned[triple] = rid
@@ -144,6 +153,12 @@ class WritePlanner:
             elif m.event == "DELETE" and live.get(m.id):
                 ops.append(["memory_soft_delete", m.id, at, _iso(m.invalid_at) or at])
                 live[m.id] = False
+
+    def _fact(self, r: RelationWrite) -> tuple[str, np.ndarray] | None:
+        """The relation's fact and unit fact embedding, when the write carries both."""
+        if r.fact is None or r.fact_embedding is None:
+            return None
+        return r.fact, unit(self.vector(r.fact_embedding))
 
     def _embedding(self, m: MemoryWrite) -> np.ndarray:
         if m.embedding is None:

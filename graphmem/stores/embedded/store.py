@@ -17,16 +17,19 @@ from pathlib import Path
 
 import numpy as np
 
-from graphmem.errors import ConfigError, GraphMemError, InvalidInputError, StorageFullError, StoreError
+from graphmem.errors import ConfigError, GraphMemError, InvalidInputError, StorageFullError, StoreError, WriteOutcomeUnknown
 from graphmem.schema.filters import Filter, scoped
 from graphmem.stores.base import (
     EntityCandidate,
     GraphQuery,
     GraphStore,
     MemoryQuery,
+    RelationFact,
     relation_visible,
+    scope_of_key,
 )
 from graphmem.stores.embedded import lifecycle
+from graphmem.stores.embedded.facts import best_facts
 from graphmem.stores.embedded.graph import (
     WORD,
     Attrs,
@@ -48,6 +51,7 @@ from graphmem.types import (
     Entity,
     GraphWrite,
     MemoryItem,
+    Owners,
     Relation,
     Scope,
     iso,
@@ -150,27 +154,35 @@ class EmbeddedStore(GraphStore):
             self._begin()
             return {k for k in keys if k in self._graph.import_keys}
 
+    def idempotent_outcome(self, key: str) -> str | None:
+        with self._lock:
+            self._begin()
+            return self._graph.key_outcomes.get(key)
+
     def search_graph(self, scope: Scope, query: GraphQuery) -> list[Relation]:
         with self._lock:
             self._begin()
             key, g = scope.key, self._graph
             index = g.scope_index(key)
-            vector = _vector_seeds(index, normalise(np.array([self._vector(query.embedding)]))[0], query)
+            q = normalise(np.array([self._vector(query.embedding)]))[0]
+            vector = _vector_seeds(index, q, query)
             text = _fulltext_seeds(index, query)
             named = {g.by_canonical[(key, c)] for c in query.seed_canonicals if (key, c) in g.by_canonical}
             as_of = parse_time(query.as_of, field_name="as_of")
             known_at = parse_time(query.known_at, field_name="known_at")
             now = utcnow()
+            # entity proximity: the best of an endpoint's cosine to the query and its being named exactly
             seeds = {
-                e: {"vector": vector.get(e, 0.0), "fulltext": text.get(e, 0.0), "seed": 1.0 if e in named else 0.0}
+                e: {"seed": max(vector.get(e, 0.0), 1.0 if e in named else 0.0), "fulltext": text.get(e, 0.0)}
                 for e in set(vector) | set(text) | named
             }
             flt = scoped(scope, query.filters, "relation")
-            out = expand(g, seeds, query.hops, query.hop_decay,
-                         lambda d: (query.include_invalidated or _visible(d, as_of, known_at, now)) and g.relation_matches(d, flt))  # fmt: skip
-            # best first, then fewer hops; stable: ties stay oldest first
-            out.sort(key=lambda r: (-max(r.scores.values()), r.hops))
-            return out
+
+            def keep(d: Attrs) -> bool:
+                return (query.include_invalidated or _visible(d, as_of, known_at, now)) and g.relation_matches(d, flt)
+
+            out = expand(g, seeds, query.hops, query.hop_decay, keep)
+            return _with_facts(g, key, out, q, query, keep)
 
     def similar_memories(self, scope: Scope, embeddings: list[list[float]], top_k: int = 5) -> list[list[MemoryItem]]:
         return self.memory_candidates(scope, embeddings, top_k, [])[0]
@@ -229,11 +241,13 @@ class EmbeddedStore(GraphStore):
             self._begin()
             return memory_context(self._graph.memories, scope, query, unit(self._vector(query.embedding)))
 
-    def get_memory(self, memory_id: str) -> MemoryItem | None:
+    def get_memory(self, memory_id: str, owners: Owners | None = None) -> MemoryItem | None:
         with self._lock:
             self._begin()
             row = self._graph.memories.rows.get(memory_id)
-            return None if row is None or is_expired(row.get("expires_at")) else memory_item(row)
+            if row is None or (owners is not None and not owners.allow(row.get("user_id"))):
+                return None
+            return None if is_expired(row.get("expires_at")) else memory_item(row)
 
     def list_memories(
         self, scope: Scope, include_deleted: bool = False, limit: int | None = None, filters: Filter | None = None
@@ -248,7 +262,7 @@ class EmbeddedStore(GraphStore):
             return [memory_item(r) for r in rows[:limit]]
 
     def delete_memory(self, memory_id: str) -> bool:
-        with self._lock:
+        with self._lock:  # the condition and the removal under one lock: one of concurrent deletes wins
             self._begin()
             if memory_id not in self._graph.memories.rows:
                 return False
@@ -266,6 +280,23 @@ class EmbeddedStore(GraphStore):
                 if (include_invalidated or _visible(d, None, None, now)) and self._graph.relation_matches(d, flt)
             ]  # fmt: skip
             return [self._graph.relation(d) for d in found[:limit]]
+
+    def set_relation_facts(self, scope: Scope, facts: list[RelationFact]) -> int:
+        with self._lock:
+            self._begin()
+            ops: list[Op] = []
+            for f in facts:
+                d = self._graph.edge(f.relation_id)
+                if d is not None and d["scope"] == scope.key:
+                    ops.append(["relation_fact", f.relation_id, f.fact, unit(self._vector(f.embedding))])
+            if ops:
+                self._commit(ops)
+            return len(ops)
+
+    def scopes(self) -> list[Scope]:
+        with self._lock:
+            self._begin()
+            return [scope_of_key(key) for key, ids in self._graph.by_scope.items() if ids]
 
     def timeline(self, scope: Scope, canonical: str) -> list[Relation]:
         with self._lock:
@@ -356,7 +387,11 @@ class EmbeddedStore(GraphStore):
     # --- durability -----------------------------------------------------------------------------
 
     def _commit(self, ops: list[Op]) -> None:
-        self._journal.append({"ops": ops})  # durable first, then visible
+        try:
+            self._journal.append({"ops": ops})  # durable first, then visible
+        except WriteOutcomeUnknown:  # the record may stand in the journal: what the file holds is the truth
+            self._reload()
+            raise
         self._graph.apply(ops)
         self._compact_if_due()
 
@@ -387,8 +422,10 @@ class EmbeddedStore(GraphStore):
         for node in stored:
             if len(node["embedding"]) != self.embedding_dims:
                 raise ConfigError(
-                    f"graph store {self.path} holds {len(node['embedding'])}-dimensional embeddings, "
-                    f"not {self.embedding_dims}: use the embedder it was built with, or another folder"
+                    f"graph store {self.path} holds {len(node['embedding'])}-dimensional embeddings, not the "
+                    f"{self.embedding_dims} of the configured embedder: a store keeps the embedder it was built with. Give "
+                    "this embedder its own folder (graph_store.config.path; from the shell: graphmem init --data-dir DIR "
+                    "--force), or configure the embedder that built it"
                 )
 
     def _begin(self) -> None:
@@ -413,6 +450,24 @@ class EmbeddedStore(GraphStore):
 
 def _visible(d: Attrs, as_of: datetime | None, known_at: datetime | None, now: datetime) -> bool:
     return relation_visible(d["valid_at"], d["invalid_at"], d["created_at"], d["expired_at"], as_of, known_at, now)
+
+
+def _with_facts(g: MemoryGraph, key: str, found: list[Relation], q: np.ndarray, query: GraphQuery,
+                keep: Callable[[Attrs], bool]) -> list[Relation]:
+    """The seeded relations plus the scope's ``fact_top_k`` relations closest to the query by fact
+    (cosine >= threshold, kept by ``keep``), each with ``scores["vector"]`` = its fact cosine; best
+    first, then fewer hops, ties oldest first (the seeded ones before the others)."""
+    index = g.facts.get(key, lambda: g.scope_relations(key))
+    sims = index.cosines(q)
+    best = best_facts(index, sims, query.fact_top_k, query.threshold, lambda rid: (d := g.edge(rid)) is not None and keep(d))
+    have = {r.id for r in found}
+    extra = sorted((d for rid in best if rid not in have and (d := g.edge(rid)) is not None), key=lambda d: (d["created_at"], d["_seq"]))
+    found += [g.relation(d, {"fulltext": 0.0, "seed": 0.0}) for d in extra]
+    for rel in found:
+        row = index.rows.get(rel.id)
+        rel.scores["vector"] = float(sims[row]) if row is not None else 0.0
+    found.sort(key=lambda r: (-max(r.scores.values()), r.hops))
+    return found
 
 
 def _top(scores: np.ndarray, mask: np.ndarray, top_k: int) -> list[int]:

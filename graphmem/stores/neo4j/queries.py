@@ -14,7 +14,7 @@ from typing import Any
 from graphmem.schema.filters import Filter, scoped
 from graphmem.schema.labels import type_label
 from graphmem.schema.ontology import property_names, stored_attributes
-from graphmem.stores.base import EntityCandidate, GraphQuery
+from graphmem.stores.base import EntityCandidate, GraphQuery, RelationFact
 from graphmem.stores.neo4j.conversation import message_rows
 from graphmem.stores.neo4j.filters import filtered
 from graphmem.stores.neo4j.memories import memory_rows
@@ -152,6 +152,11 @@ def write_graph(write: GraphWrite, unlock: bool = False) -> Statement:
                     "created_at": utc(r.created_at),
                     "expired_at": utc(r.expired_at),
                     "seq": seq,
+                    # both or neither: a fact without its embedding is not written
+                    "fact": r.fact if r.fact_embedding is not None else None,
+                    "fact_embedding": vector(r.fact_embedding) if r.fact is not None and r.fact_embedding is not None else None,
+                    "provenance": list(r.provenance) or None,
+                    "retired_by": r.retired_by,
                 }
                 for seq, r in enumerate(write.relations)
             ],
@@ -159,6 +164,7 @@ def write_graph(write: GraphWrite, unlock: bool = False) -> Statement:
             "messages": message_rows(write),
             "keep_messages": int(write.keep_messages),
             "idempotency_key": write.idempotency_key,
+            "idempotency_outcome": write.idempotency_outcome,
             "unlock": unlock,
         },
     )
@@ -196,6 +202,7 @@ def search_graph(
             "relation_limit": relation_limit,
             "hops": int(query.hops),
             "hop_decay": float(query.hop_decay),
+            "fact_k": max(0, int(query.fact_top_k)),
         },
         scoped(scope, query.filters, "relation"),
         "relation",
@@ -216,6 +223,15 @@ def get_all(
         scoped(scope, flt, "relation"),
         "relation",
     )
+
+
+def set_relation_facts(scope: Scope, facts: list[RelationFact]) -> Statement:
+    rows = [{"id": f.relation_id, "source_id": f.source_id, "fact": f.fact, "embedding": vector(f.embedding)} for f in facts]
+    return Statement("set_relation_facts", {"scope": scope.key, "facts": rows})
+
+
+def scopes() -> Statement:
+    return Statement("scopes")
 
 
 def timeline(scope: Scope, canonical: str) -> Statement:
@@ -277,6 +293,8 @@ def to_relation(record: Mapping[str, Any]) -> Relation:
         expired_at=from_db_time(rel.get("expired_at")),
         mentions=int(rel.get("mentions") or 0),
         provenance=list(rel.get("provenance") or []),
+        fact=rel.get("fact"),
+        retired_by=rel.get("retired_by"),
     )
     if "source_type" in record.keys():
         relation.source_type, relation.destination_type = record["source_type"], record["destination_type"]
@@ -286,8 +304,8 @@ def to_relation(record: Mapping[str, Any]) -> Relation:
         relation.hops, relation.path = int(record["hops"]), [dict(step) for step in record["path"]]
     if "vector" in record.keys():
         relation.scores = {
-            "vector": float(record["vector"]),
+            "vector": float(record["vector"]),  # the relation's own fact cosine
             "fulltext": float(record["fulltext"]),
-            "seed": float(record["seed"]),
+            "seed": float(record["seed"]),  # entity proximity
         }
     return relation

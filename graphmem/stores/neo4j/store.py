@@ -23,7 +23,17 @@ from neo4j.exceptions import ConfigurationError, TransientError
 
 from graphmem.errors import ConfigError, InvalidInputError, StoreError, StoreUnavailableError
 from graphmem.schema.filters import Filter
-from graphmem.stores.base import AddContext, AddContextQuery, EntityCandidate, GraphQuery, GraphStore, MemoryQuery, Resolution
+from graphmem.stores.base import (
+    AddContext,
+    AddContextQuery,
+    EntityCandidate,
+    GraphQuery,
+    GraphStore,
+    MemoryQuery,
+    RelationFact,
+    Resolution,
+    scope_of_key,
+)
 from graphmem.stores.lifecycle import Erased, is_expired
 from graphmem.stores.memory_context import ContextQuery, MemoryContext
 from graphmem.stores.neo4j import bulk as bulk_queries
@@ -32,7 +42,7 @@ from graphmem.stores.neo4j import conversation as log_queries
 from graphmem.stores.neo4j import memories as memory_queries
 from graphmem.stores.neo4j.translate import reason, redact_url, translated
 from graphmem.stores.neo4j.values import Statement, VectorPlan
-from graphmem.types import Conversation, Entity, GraphWrite, MemoryItem, Relation, Scope
+from graphmem.types import Conversation, Entity, GraphWrite, MemoryItem, Owners, Relation, Scope
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -124,7 +134,7 @@ class Neo4jStore(GraphStore):
 
     def _query(self, stmt: Statement, *, read: bool) -> list[neo4j.Record]:
         """One statement in its own managed transaction (one round trip)."""
-        with translated(self.url), self._driving():
+        with translated(self.url, writing=not read), self._driving():
             self._count()
             text, params = stmt.run_args()
             records, summary, _ = self._driver.execute_query(
@@ -332,11 +342,7 @@ class Neo4jStore(GraphStore):
     def write(self, write: GraphWrite) -> None:
         if write.is_empty():
             return
-        for entity in write.entities:
-            self._check_dims(entity.embedding)
-        for memory in write.memories:
-            if memory.embedding is not None:
-                self._check_dims(memory.embedding)
+        self._check_write_dims([write])
         held = self._held_tx(write.scope)
         # raises InvalidInputError for a malformed item: nothing written
         stmt = queries.write_graph(write, unlock=held is not None)
@@ -429,11 +435,18 @@ class Neo4jStore(GraphStore):
             for memory in w.memories:
                 if memory.embedding is not None:
                     self._check_dims(memory.embedding)
+            for rel in w.relations:
+                if rel.fact_embedding is not None:
+                    self._check_dims(rel.fact_embedding)
 
     def imported_keys(self, keys: list[str]) -> set[str]:
         if not keys:
             return set()
         return {row["key"] for row in self._query(bulk_queries.imported_keys(keys), read=True)}
+
+    def idempotent_outcome(self, key: str) -> str | None:
+        rows = self._query(bulk_queries.idempotent_outcome(key), read=True)  # causal: the driver's bookmarks follow its writes
+        return str(rows[0]["outcome"]) if rows and rows[0]["outcome"] is not None else None
 
     def partition_scope(self, scope: Scope) -> None:
         """Give the scope a vector index of its own (once; see partition.py). Done after a write
@@ -454,6 +467,16 @@ class Neo4jStore(GraphStore):
             self._check_dims(query.embedding)
         stmt = queries.search_graph(scope, query, self.vector_plan, self.search_relation_limit)
         return [queries.to_relation(row) for row in self._query(stmt, read=True)]
+
+    def set_relation_facts(self, scope: Scope, facts: list[RelationFact]) -> int:
+        if not facts:
+            return 0
+        for f in facts:
+            self._check_dims(f.embedding)
+        return int(self._write_one(queries.set_relation_facts(scope, facts))["updated"])
+
+    def scopes(self) -> list[Scope]:
+        return [scope_of_key(row["scope"]) for row in self._query(queries.scopes(), read=True)]
 
     def timeline(self, scope: Scope, canonical: str) -> list[Relation]:
         return [queries.to_relation(row) for row in self._query(queries.timeline(scope, canonical), read=True)]
@@ -495,8 +518,8 @@ class Neo4jStore(GraphStore):
         (row,) = self._query(memory_queries.memory_context(scope, query), read=True)
         return memory_queries.to_context(row)
 
-    def get_memory(self, memory_id: str) -> MemoryItem | None:
-        rows = self._query(memory_queries.get_memory(memory_id), read=True)
+    def get_memory(self, memory_id: str, owners: Owners | None = None) -> MemoryItem | None:
+        rows = self._query(memory_queries.get_memory(memory_id, owners), read=True)
         item = memory_queries.to_memory(rows[0]["memory"]) if rows else None
         return None if item is None or is_expired(item.expires_at) else item
 

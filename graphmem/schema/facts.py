@@ -1,0 +1,93 @@
+"""The one wording rule of a relation's fact: the triple in words, with the endpoints' entity types
+and, where known, its time. The fact is what a relation means on its own: its embedding is the
+relation's ``"vector"`` signal in search (docs/concepts.md, "Relation facts").
+
+    relation_fact("alice", "person", "HAS_PET", "Rex", "dog", self_name="alice")
+    -> "alice has pet Rex (dog)"
+    relation_fact("Ana", "person", "LIVES_IN", "Porto", "city", valid_at=datetime(2023, 5, 8, tzinfo=UTC))
+    -> "Ana (person) lives in Porto (city) (since 8 May 2023)"
+
+Rules: the relationship type in lower-case words ("HAS_PET" -> "has pet"; the "R_" a type starting
+with a digit was given is dropped); an endpoint's type in brackets after its name, except for the
+scope's own node (it is the user), an empty or generic type, or a type that is the name itself; the
+scope's own node, and the self-references a model may leave ("I", "me", "user"), written as the
+user's name; the time as days: "(since D)", "(until D)", "(from D until D)".
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from datetime import datetime, timezone
+
+#: types that say nothing about an entity
+GENERIC_TYPES = frozenset({"", "entity", "unknown", "thing", "other", "none", "object", "concept"})
+#: what a model may leave for the user instead of the user's name
+SELF_WORDS = frozenset({"i", "me", "my", "myself", "user", "the user"})
+_SPACE = re.compile(r"\s+")
+
+
+def _key(text: str) -> str:
+    return _SPACE.sub(" ", unicodedata.normalize("NFKC", text).replace("_", " ").casefold()).strip()
+
+
+def relationship_words(relationship: str) -> str:
+    """``HAS_PET`` -> ``has pet``; ``R_2ND_HOME_IN`` -> ``2nd home in``."""
+    words = relationship[2:] if relationship.startswith("R_") and relationship[2:3].isdigit() else relationship
+    return _SPACE.sub(" ", words.replace("_", " ")).strip().lower() or "related to"
+
+
+def day(value: datetime) -> str:
+    """A day in words, UTC: ``8 May 2023``."""
+    value = value.astimezone(timezone.utc)
+    return f"{value.day} {value:%B %Y}"
+
+
+def time_clause(valid_at: datetime | None, invalid_at: datetime | None) -> str:
+    if valid_at is not None and invalid_at is not None:
+        return f" (from {day(valid_at)} until {day(invalid_at)})"
+    if valid_at is not None:
+        return f" (since {day(valid_at)})"
+    if invalid_at is not None:
+        return f" (until {day(invalid_at)})"
+    return ""
+
+
+def _endpoint(name: str, entity_type: str | None, self_name: str) -> str:
+    key = _key(name)
+    if self_name and (key in SELF_WORDS or key == _key(self_name)):
+        return self_name
+    kind = _key(entity_type or "")
+    if kind in GENERIC_TYPES or kind == key:
+        return name
+    return f"{name} ({kind})"
+
+
+def relation_fact(
+    source: str,
+    source_type: str | None,
+    relationship: str,
+    destination: str,
+    destination_type: str | None,
+    *,
+    valid_at: datetime | None = None,
+    invalid_at: datetime | None = None,
+    self_name: str = "",
+) -> str:
+    """The fact text of one relation version (see the module's rules)."""
+    src = _endpoint(source, source_type, self_name)
+    dst = _endpoint(destination, destination_type, self_name)
+    return f"{src} {relationship_words(relationship)} {dst}{time_clause(valid_at, invalid_at)}"
+
+
+def stored_times(
+    valid_at: datetime | None, invalid_at: datetime | None, created_at: datetime | None, expired_at: datetime | None
+) -> tuple[datetime | None, datetime | None]:
+    """The times a stored version's fact states when it is written afresh (``graphmem reindex``, a
+    load of an export without facts): an add states a time only when the model gave one, which a
+    stored version no longer tells apart from the add's own time, so: ``valid_at`` when it lies on
+    another day than ``created_at`` (the add was told of another time), ``invalid_at`` when the
+    version was written with it (not set later by a retirement, i.e. not expired)."""
+    valid = valid_at if valid_at is not None and (created_at is None or valid_at.date() != created_at.date()) else None
+    invalid = invalid_at if invalid_at is not None and expired_at is None else None
+    return valid, invalid

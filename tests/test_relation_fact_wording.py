@@ -1,0 +1,45 @@
+"""The one wording rule of relation facts (graphmem.schema.facts)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from graphmem.schema.facts import relation_fact, relationship_words, stored_times
+
+UTC = timezone.utc
+MAY = datetime(2023, 5, 8, 15, 30, tzinfo=UTC)
+JUNE = datetime(2024, 6, 1, tzinfo=UTC)
+
+
+def test_the_issue_example_reads_as_a_sentence_with_types() -> None:
+    assert relation_fact("alice", "person", "HAS_PET", "Rex", "dog", self_name="alice") == "alice has pet Rex (dog)"
+    assert relation_fact("Ana", "person", "LIVES_IN", "Porto", "city") == "Ana (person) lives in Porto (city)"
+
+
+def test_self_references_are_written_as_the_users_name() -> None:
+    assert relation_fact("I", "person", "LIKES", "tea", "drink", self_name="alice") == "alice likes tea (drink)"
+    assert relation_fact("Alice", "person", "KNOWS", "me", "person", self_name="alice") == "alice knows alice"
+    assert relation_fact("I", "person", "LIKES", "tea", "drink") == "I (person) likes tea (drink)"  # no user known
+
+
+def test_generic_or_repeated_types_are_left_out() -> None:
+    assert relation_fact("Bob", "entity", "KNOWS", "Acme", "") == "Bob knows Acme"
+    assert relation_fact("Paris", "paris", "IS_IN", "France", None) == "Paris is in France"
+
+
+def test_relationship_types_become_lower_case_words() -> None:
+    assert relationship_words("WORKS_AT") == "works at"
+    assert relationship_words("R_2ND_HOME_IN") == "2nd home in"
+    assert relationship_words("RELATED_TO") == "related to"
+
+
+def test_times_are_written_as_days() -> None:
+    assert relation_fact("a", None, "LIVES_IN", "b", None, valid_at=MAY) == "a lives in b (since 8 May 2023)"
+    assert relation_fact("a", None, "LIVES_IN", "b", None, invalid_at=JUNE) == "a lives in b (until 1 June 2024)"
+    assert relation_fact("a", None, "LIVES_IN", "b", None, valid_at=MAY, invalid_at=JUNE) == "a lives in b (from 8 May 2023 until 1 June 2024)"
+
+
+def test_a_stored_version_states_only_the_times_it_was_told() -> None:
+    assert stored_times(MAY, None, MAY, None) == (None, None)  # valid_at is the add's own day
+    assert stored_times(MAY, JUNE, JUNE, None) == (MAY, JUNE)  # another day, an end stated with it
+    assert stored_times(MAY, JUNE, MAY, JUNE) == (None, None)  # the end came from a retirement
