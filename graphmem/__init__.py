@@ -17,6 +17,7 @@ from graphmem.errors import (
     ConfigError,
     EmbeddingError,
     GraphMemError,
+    IdempotencyConflictError,
     InvalidInputError,
     LLMError,
     LLMResponseError,
@@ -25,6 +26,7 @@ from graphmem.errors import (
     NotFoundError,
     StoreError,
     StoreUnavailableError,
+    WriteOutcomeUnknown,
 )
 
 if TYPE_CHECKING:
@@ -68,6 +70,7 @@ __all__ = [
     "ConfigError",
     "EmbeddingError",
     "GraphMemError",
+    "IdempotencyConflictError",
     "InvalidInputError",
     "LLMError",
     "LLMResponseError",
@@ -79,5 +82,6 @@ __all__ = [
     "SearchPreset",
     "StoreError",
     "StoreUnavailableError",
+    "WriteOutcomeUnknown",
     "__version__",
 ]

@@ -3,7 +3,8 @@
     GraphMemError
     ├── ConfigError            invalid configuration (unknown provider, missing model folder, ...)
     ├── InvalidInputError      bad arguments from the caller (no scope, unserialisable metadata, ...)
-    │   └── MissingScopeError  none of user_id / agent_id / run_id was given
+    │   ├── MissingScopeError  none of user_id / agent_id / run_id was given
+    │   └── IdempotencyConflictError  an idempotency key reused with another request
     ├── NotFoundError          an id that does not exist (also a KeyError and a ValueError, like mem0's)
     ├── LLMError               the LLM could not be used
     │   ├── LLMUnavailableError    transport failure or retries exhausted (429, 5xx, timeouts)
@@ -12,6 +13,7 @@
     ├── ClosedError            a Memory used after close()
     └── StoreError             the graph store failed
         └── StoreUnavailableError  the database cannot be reached (message names the URL)
+            ├── WriteOutcomeUnknown  the connection died while a write committed: written or not is unknown
             └── LauncherError      the local Neo4j launcher could not build, start or stop Neo4j
 
 Driver, HTTP and SDK exceptions are translated at the boundary with ``raise ... from exc`` so the
@@ -35,6 +37,11 @@ class InvalidInputError(GraphMemError, ValueError):
 
 class MissingScopeError(InvalidInputError):
     """None of user_id, agent_id, run_id was given."""
+
+
+class IdempotencyConflictError(InvalidInputError):
+    """An idempotency key was used before, in the same scope, for a different request (other
+    messages, metadata or options): nothing was written. Use a new key for a new request."""
 
 
 class NotFoundError(GraphMemError, KeyError, ValueError):
@@ -77,6 +84,25 @@ class StoreUnavailableError(StoreError):
     """The graph store cannot be reached."""
 
 
+class WriteOutcomeUnknown(StoreUnavailableError):
+    """The store's connection failed while a write was being committed (Neo4j: after COMMIT was
+    sent; embedded: the journal could not be restored after an I/O failure), so the write may or
+    may not have happened. graphmem does not guess: the history rows of the change are kept aside
+    and settled against the store on the next read of a memory's history, on the next retry with
+    the same idempotency key, and at the latest on the next start.
+
+    How to check: retry the add with the same ``idempotency_key`` (it returns the first outcome
+    when the write happened, and writes it once otherwise), or look up ``memory_ids`` (``get``) or
+    ``history``. ``add_id``, ``idempotency_key`` and ``memory_ids`` say which write it was."""
+
+    def __init__(self, message: str, *, add_id: str | None = None, idempotency_key: str | None = None,
+                 memory_ids: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.add_id = add_id
+        self.idempotency_key = idempotency_key
+        self.memory_ids = memory_ids
+
+
 class LauncherError(StoreUnavailableError):
     """The local Neo4j launcher (graphmem.launcher) could not build, start or stop Neo4j."""
 
@@ -86,6 +112,7 @@ __all__ = [
     "ConfigError",
     "EmbeddingError",
     "GraphMemError",
+    "IdempotencyConflictError",
     "InvalidInputError",
     "LLMError",
     "LauncherError",
@@ -95,4 +122,5 @@ __all__ = [
     "NotFoundError",
     "StoreError",
     "StoreUnavailableError",
+    "WriteOutcomeUnknown",
 ]

@@ -42,6 +42,7 @@ class MemoryResult(TypedDict):
     times: NotRequired[list[dict[str, str | None]]]  # its resolved time expressions {text, start, end, period}
     context: NotRequired[list[dict[str, Any]]]  # search with neighbours_as="context": neighbouring messages
     offset: NotRequired[int]  # a context item: -1 the message before its hit, +1 after
+    graph: NotRequired[dict[str, Any]]  # search only: the relations it states, or the newer one superseding it
 
 
 class AddedMemory(TypedDict):

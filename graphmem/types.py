@@ -147,6 +147,19 @@ def check_scope_id(arg: str, value: Any) -> str | None:
 
 
 @dataclass(frozen=True)
+class Owners:
+    """Whose memories a read by id may return: these user ids, and user ids starting with one of
+    these prefixes (a server's tenant key). Checked in the store's lookup itself, so a memory of
+    someone else is never loaded: it costs what an unknown id costs."""
+
+    users: tuple[str, ...] = ()
+    prefixes: tuple[str, ...] = ()
+
+    def allow(self, user_id: str | None) -> bool:
+        return user_id is not None and (user_id in self.users or any(user_id.startswith(p) for p in self.prefixes))
+
+
+@dataclass(frozen=True)
 class Scope:
     """Who a memory belongs to: the combination of user, agent and run ids (at least one is set)."""
 
@@ -367,6 +380,9 @@ class MemoryItem:
     valid_at: datetime | None = None  # event time: when it was said (the add's timestamp)
     invalid_at: datetime | None = None  # event time it stopped being true (retired by the update stage)
     mentions: list[str] = field(default_factory=list)  # ids of the entities it MENTIONS (when read for the pipeline)
+    #: search only (retrieval.agreement): {"relations": [ids of relations it states that are current],
+    #: "superseded": {"relation", "by", "fact"} when what it states was retired for a newer relation}
+    graph: dict[str, Any] | None = None
 
     def to_dict(self) -> MemoryResult:
         """mem0's shape: id, memory, hash, metadata, created_at, updated_at and the scope keys; plus
@@ -399,6 +415,8 @@ class MemoryItem:
             out["times"] = [t.to_dict() for t in self.times]
         if self.context is not None:
             out["context"] = self.context
+        if self.graph:
+            out["graph"] = self.graph
         return out
 
 
@@ -527,6 +545,8 @@ class GraphWrite:
     messages: list[LoggedMessage] = field(default_factory=list)  # appended to the conversation log
     keep_messages: int = 200  # the log keeps the newest this-many messages of the scope
     idempotency_key: str | None = None  # a bulk import's key: recorded with the add, see Memory.add_many
+    #: with idempotency_key, the add's answer (JSON: fingerprint and result) stored in its commit (ingest/idempotency.py)
+    idempotency_outcome: str | None = None
 
     def is_empty(self) -> bool:
         return not (self.entities or self.relations or self.invalidations or self.memories or self.messages or self.idempotency_key)

@@ -8,7 +8,7 @@ from typing import Literal, get_args
 
 from graphmem.errors import InvalidInputError
 
-Signal = Literal["vector", "bm25", "fulltext", "seed", "time"]
+Signal = Literal["vector", "bm25", "fulltext", "seed", "time", "path"]
 Fusion = Literal["score", "rrf", "adaptive"]
 SIGNALS: tuple[str, ...] = get_args(Signal)
 FUSIONS: tuple[str, ...] = get_args(Fusion)
@@ -59,18 +59,20 @@ class SearchPreset:
     seed_threshold: float = 0.3
     #: relations: search(hops=2) multiplies a seed's scores by this for each hop beyond the first
     hop_decay: float = 0.5
+    #: relations only: weight per signal (vector: the fact cosine, bm25 over the fact text, fulltext,
+    #: seed: nearness to an entity the query names or the user, path: hops=2 path match); None: ``weights``
+    relation_weights: dict[str, float] | None = None
+    #: relations only: each relation keeps ``1 - relation_spread`` of its score per relation of the
+    #: same source and type ranked above it (retrieval.graph.spread); 0: off
+    relation_spread: float = 0.0
 
     def __post_init__(self) -> None:
         where = f"search preset {self.name!r}"
-        if not isinstance(self.weights, dict) or not self.weights:
-            raise InvalidInputError(f"{where}: weights must be a non-empty dict of {', '.join(SIGNALS)}")
-        for signal, weight in self.weights.items():
-            if signal not in SIGNALS:
-                raise InvalidInputError(f"{where}: unknown signal {signal!r} in weights; signals: {', '.join(SIGNALS)}")
-            if not _number(weight) or weight < 0:
-                raise InvalidInputError(f"{where}: weight of {signal!r} must be a finite number >= 0, got {weight!r}")
-        if not any(self.weights.values()):
-            raise InvalidInputError(f"{where}: every weight is 0, nothing would be ranked")
+        _check_weights(where, "weights", self.weights)
+        if self.relation_weights is not None:
+            _check_weights(where, "relation_weights", self.relation_weights)
+        if not _number(self.relation_spread) or not 0.0 <= self.relation_spread < 1.0:
+            raise InvalidInputError(f"{where}: relation_spread must be a number in [0, 1), got {self.relation_spread!r}")
         if self.fusion not in FUSIONS:
             raise InvalidInputError(f"{where}: unknown fusion {self.fusion!r}; choose one of {', '.join(FUSIONS)}")
         for name, value, low in (("rrf_k", self.rrf_k, 1), ("seed_top_k", self.seed_top_k, 1), ("neighbours", self.neighbours, 0),
@@ -95,14 +97,33 @@ class SearchPreset:
             raise InvalidInputError(f"{where}: seed_threshold must be a cosine in [-1, 1], got {self.seed_threshold!r}")
 
 
+def _check_weights(where: str, field_name: str, weights: object) -> None:
+    if not isinstance(weights, dict) or not weights:
+        raise InvalidInputError(f"{where}: {field_name} must be a non-empty dict of {', '.join(SIGNALS)}")
+    for signal, weight in weights.items():
+        if signal not in SIGNALS:
+            raise InvalidInputError(f"{where}: unknown signal {signal!r} in {field_name}; signals: {', '.join(SIGNALS)}")
+        if not _number(weight) or weight < 0:
+            raise InvalidInputError(f"{where}: weight of {signal!r} must be a finite number >= 0, got {weight!r}")
+    if not any(weights.values()):
+        raise InvalidInputError(f"{where}: every weight is 0, nothing would be ranked")
+
+
 def _number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 _HYBRID_WEIGHTS = {"vector": 1.0, "bm25": 1.0, "fulltext": 0.5, "seed": 0.5, "time": 0.5}
-HYBRID = SearchPreset("hybrid", _HYBRID_WEIGHTS, fusion="adaptive", context=0.25, neighbours=1, session=0.1, diversity=0.3)
+#: relations (docs/retrieval.md, "Relation ranking"): the fact cosine and BM25 over the fact text as
+#: for memories; the seed whole (a first-person question is about the user's own relations, a
+#: question naming someone about theirs); the path whole (hops=2)
+_RELATION_WEIGHTS = {"vector": 1.0, "bm25": 1.0, "fulltext": 0.5, "seed": 1.0, "path": 1.0}
+_RELATION_SPREAD = 0.35
+HYBRID = SearchPreset("hybrid", _HYBRID_WEIGHTS, fusion="adaptive", context=0.25, neighbours=1, session=0.1, diversity=0.3,
+                      relation_weights=_RELATION_WEIGHTS, relation_spread=_RELATION_SPREAD)
 HYBRID_CONTEXT = SearchPreset("hybrid_context", _HYBRID_WEIGHTS, fusion="adaptive", context=0.25, neighbours=1, session=0.1,
-                              diversity=0.3, neighbours_as="context")
+                              diversity=0.3, neighbours_as="context", relation_weights=_RELATION_WEIGHTS,
+                              relation_spread=_RELATION_SPREAD)
 HYBRID_RRF = SearchPreset("hybrid_rrf", {"vector": 1.0, "bm25": 1.0, "fulltext": 0.5, "seed": 0.5}, fusion="rrf")
 VECTOR_ONLY = SearchPreset("vector", {"vector": 1.0})
 BM25_ONLY = SearchPreset("bm25", {"bm25": 1.0})

@@ -61,13 +61,15 @@ class Tools:
         return found
 
     async def add_memory(self, messages: str | list[Message], metadata: dict[str, Any] | None = None, infer: bool = True,
-                         timestamp: When = None, **scope: str | None) -> dict[str, Any]:
+                         timestamp: When = None, idempotency_key: str | None = None, **scope: str | None) -> dict[str, Any]:
         """Remember a message (or a conversation: a list of {role, content}) for the scope. With infer (default)
         graphmem extracts short facts and a knowledge graph of entities and relations, reconciled with what it
         already knows (contradicted relations are retired, not deleted); infer=false stores the text verbatim.
-        timestamp: when it was said (default now). Returns the memory events and the relations added/retired."""
+        timestamp: when it was said (default now). idempotency_key: a retry with the same key returns the first
+        result and stores nothing twice. Returns the memory events and the relations added/retired."""
         payload: Any = messages if isinstance(messages, str) else [m.model_dump() for m in messages]
-        return await self.memory.add(payload, **self._scope(scope), metadata=metadata, infer=infer, timestamp=timestamp)
+        return await self.memory.add(payload, **self._scope(scope), metadata=metadata, infer=infer, timestamp=timestamp,
+                                     idempotency_key=idempotency_key)
 
     async def search_memory(self, query: Text, limit: Annotated[int, Field(ge=1, le=100)] = 10,
                             as_of: When = None, known_at: When = None, filters: dict[str, Any] | None = None,

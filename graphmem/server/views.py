@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeVar
 
 from graphmem.aio import AsyncMemory
 from graphmem.errors import GraphMemError
@@ -13,20 +14,26 @@ from graphmem.types import parse_time, utcnow
 
 #: both servers' access log: one INFO line per REST request (manners.AccessLog) or MCP tool call
 ACCESS = logging.getLogger("graphmem.server.access")
+R = TypeVar("R", bound=Mapping[str, Any])
 
 
 def neighbourhood(timeline: dict[str, Any], as_of: str | None = None, known_at: str | None = None) -> dict[str, Any]:
     """The relations touching an entity that hold at ``as_of`` (default now) as graphmem knew them at
     ``known_at`` (default now): the timeline filtered by the store's one time rule."""
+    return {"entity": timeline["entity"], "relations": holding(timeline["relations"], as_of, known_at)}
+
+
+def holding(relations: Sequence[R], as_of: str | None = None, known_at: str | None = None) -> list[R]:
+    """The relation versions that hold at ``as_of`` as known at ``known_at`` (both default now); a
+    time that is not ISO-8601 is an InvalidInputError naming its parameter."""
     when = parse_time(as_of, field_name="as_of")
     known = parse_time(known_at, field_name="known_at")
     now = utcnow()
-    current = [
-        r for r in timeline["relations"]
+    return [
+        r for r in relations
         if relation_visible(parse_time(r["valid_at"]), parse_time(r["invalid_at"]), parse_time(r["created_at"]),
                             parse_time(r["expired_at"]), when, known, now)
     ]
-    return {"entity": timeline["entity"], "relations": current}
 
 
 async def health(memory: AsyncMemory) -> tuple[dict[str, str], int]:

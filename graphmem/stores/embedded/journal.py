@@ -26,7 +26,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from graphmem.errors import StoreError
+from graphmem.errors import StoreError, WriteOutcomeUnknown
 
 LOCK_FILE = "lock"
 SNAPSHOT_FILE = "snapshot.json"
@@ -173,8 +173,10 @@ class Journal:
         except OSError as exc:
             try:  # do not leave half a line for the next append to follow
                 os.ftruncate(self._fd, start)
-            except OSError:
-                pass
+            except OSError as undo:  # the record may be whole on disk: the next start would load it
+                raise WriteOutcomeUnknown(
+                    f"cannot write journal {self.journal_path}: {exc}; nor remove the record again: {undo}"
+                ) from exc
             raise StoreError(f"cannot write journal {self.journal_path}: {exc}") from exc
         self.seq += 1
         self.lines += 1
