@@ -129,3 +129,28 @@ def test_default_search_ranks_a_tech_chat_at_least_as_well_as_its_best_single_si
     assert said_once["hybrid"] >= max(said_once["vector"], said_once["bm25"]), said_once
     fixed = SearchPreset("fixed", HYBRID.weights, fusion="score", context=HYBRID.context, neighbours=HYBRID.neighbours)
     assert _recall(memory, asked, fixed, category=3) < said_once["vector"], "the shape no longer shows the problem"
+
+
+def test_the_vector_signal_is_spread_over_the_candidates_so_any_cosine_scale_ranks_alike():
+    from graphmem.retrieval.fusion import spread
+
+    assert spread([0.2, 0.6, 0.4]) == pytest.approx([0.0, 1.0, 0.5])
+    assert spread([0.5, 0.5]) == [0.0, 0.0]  # alike: orders nothing
+    minilm = {"vector": [0.62, 0.30, 0.05], "bm25": [0.0, 5.0, 4.0]}
+    bge = {"vector": [0.81, 0.65, 0.52], "bm25": [0.0, 5.0, 4.0]}  # the same order, bge's compressed scale
+    weights = {"vector": 1.0, "bm25": 1.0}
+    # max-normalised, bge's meaning hardly separates (0.65 / 0.81 = 0.8) and the words win; spread, both agree
+    assert fuse(bge, weights, "score")[1] > fuse(bge, weights, "score")[0]
+    fused = [fuse(s, weights, "adaptive") for s in (minilm, bge)]
+    assert [sorted(range(3), key=lambda i, f=f: -f[i]) for f in fused] == [[0, 1, 2], [0, 1, 2]]
+
+
+def test_a_yes_no_signal_counts_as_far_as_it_is_selective():
+    from graphmem.retrieval.fusion import selectivity
+
+    assert selectivity([1.0, 0.0, 0.0, 0.0]) == 0.75 and selectivity([1.0, 1.0]) == 0.0 and selectivity([]) == 0.0
+    signals = {"vector": [0.50, 0.45, 0.1, 0.0], "time": [0.0, 1.0, 0.0, 0.0]}
+    weights = {"vector": 1.0, "time": 0.5}
+    assert fuse(signals, weights, "adaptive")[1] > fuse(signals, weights, "adaptive")[0]  # one candidate names a time: it decides
+    everyone = {"vector": [0.50, 0.45, 0.1, 0.0], "time": [1.0, 1.0, 1.0, 0.0]}  # nearly every candidate does: it barely counts
+    assert fuse(everyone, weights, "adaptive")[0] > fuse(everyone, weights, "adaptive")[1]

@@ -54,3 +54,29 @@ def test_named_presets_are_valid_and_a_custom_one_works():
     for preset in PRESETS.values():
         assert set(preset.weights) <= set(SIGNALS) and preset.fusion in FUSIONS
     assert SearchPreset("mine", {"bm25": 2.0, "seed": 0.0}, fusion="rrf").weights["bm25"] == 2.0
+
+
+# --- the fusion contract shared with relation ranking (FUSION.md) ---------------------------------
+
+
+def _order(fused):
+    return sorted(range(len(fused)), key=lambda i: -fused[i])
+
+
+@pytest.mark.parametrize("method", ["adaptive", "score", "rrf"])
+def test_unknown_signals_pass_through_with_their_weight_and_flat_ones_change_nothing(method):
+    from graphmem.retrieval.fusion import fuse
+
+    signals = {"vector": [0.62, 0.55, 0.41, 0.30], "bm25": [0.0, 7.0, 2.0, 0.0]}
+    weights = {"vector": 1.0, "bm25": 1.0, "seed": 0.5, "path": 0.5}
+    base = _order(fuse(signals, weights, method))
+    for flat in ([0.0] * 4, [0.7] * 4):  # a zero or flat signal (relation seeds all alike) never reorders
+        assert _order(fuse({**signals, "path": flat}, weights, method)) == base
+    # a signal the preset does not weigh contributes nothing, whatever its scores
+    assert _order(fuse({**signals, "other": [0.0, 0.0, 0.0, 9.0]}, weights, method)) == base
+    # a weighed one that separates the candidates counts with its weight: it decides a near tie
+    near = {"vector": [0.60, 0.60, 0.2, 0.1], "bm25": [0.0, 0.0, 0.0, 0.0]}
+    with_seed = fuse({**near, "seed": [0.0, 0.9, 0.0, 0.0]}, weights, method)
+    assert _order(with_seed)[0] == 1
+    heavier = fuse({**near, "seed": [0.0, 0.9, 0.0, 0.0]}, {**weights, "seed": 2.0}, method)
+    assert heavier[1] - heavier[0] > with_seed[1] - with_seed[0]

@@ -1,4 +1,7 @@
-"""Fusing several per-signal scores into one: reciprocal-rank fusion or normalised score sum."""
+"""Fusing several per-signal scores into one: reciprocal-rank fusion, normalised score sum, or the
+adaptive sum (the default) that decides per query from the candidates: the words' weight by their
+agreement with the meaning, the meaning spread over the candidates (any model's cosine scale), a
+yes/no signal by how selective it is. Memory facts and relations share it (docs/retrieval.md)."""
 
 from __future__ import annotations
 
@@ -46,14 +49,70 @@ def score_sum(signals: Mapping[str, Sequence[float]], weights: Mapping[str, floa
 LEXICAL = ("bm25", "fulltext")
 #: how many of a lexical signal's best candidates are looked at for agreement with the vector signal
 AGREE_TOP = 5
+#: yes/no signals weighed by how few candidates carry them ("adaptive": fusion.selectivity)
+SELECTIVE = ("time",)
 
 
 def fuse(signals: Mapping[str, Sequence[float]], weights: Mapping[str, float], method: str, k: int = 60) -> list[float]:
     if method == "rrf":
         return rrf(signals, weights, k)
     if method == "adaptive":
-        return score_sum(signals, adaptive_weights(signals, weights))
+        return adaptive(signals, weights)
     return score_sum(signals, weights)
+
+
+def adaptive(signals: Mapping[str, Sequence[float]], weights: Mapping[str, float]) -> list[float]:
+    """``score_sum`` with the lexical weights of ``adaptive_weights``, and the vector signal spread
+    over this query's candidates (``spread``: worst 0, best 1) instead of divided by its best.
+
+    Why the spread: a cosine's level is the model's, not the query's. MiniLM puts unrelated texts
+    near 0, so cosine / best already spans 0..1; bge-small puts them at 0.35-0.45, so cosine / best
+    spans only 0.6..1 and the max-normalised words outvote a better meaning signal (LOCOMO dev:
+    bge's vector R@10 +0.08 over MiniLM, the default's +0.01). Spread over the candidates, the
+    meaning separates them as much with any model, and with MiniLM the ranking is as before.
+    A yes/no signal (``SELECTIVE``: time) counts as far as it is selective on this query
+    (``selectivity``). Other signals (seed, path, ...) are fused as ``score_sum`` fuses them, with
+    their weight.
+    """
+    scaled = adaptive_weights(signals, weights)
+    for name in SELECTIVE:
+        if name in signals and scaled.get(name):
+            scaled[name] *= selectivity(signals[name])
+    fused = [0.0] * _length(signals)
+    for name, scores in signals.items():
+        weight = scaled.get(name, 0.0)
+        if not weight:
+            continue
+        for i, value in enumerate(spread(scores) if name == "vector" else by_best(scores)):
+            fused[i] += weight * value
+    return fused
+
+
+def selectivity(scores: Sequence[float]) -> float:
+    """The share of the candidates that do NOT carry the signal (1: one does; 0: all do).
+
+    Why: "when ..." questions give the time signal to every candidate that names a time. Among
+    short chat turns few do and the signal picks the answer; in a coding chat most long answers name
+    a version, a date or a deadline, and a signal every candidate carries only reorders them at
+    random (BEAM dev: "What time is our next meeting scheduled for?" lost its answer to a long message
+    with a date in it; LOCOMO dev unchanged)."""
+    if not scores:
+        return 0.0
+    return 1.0 - sum(1 for s in scores if s > 0) / len(scores)
+
+
+def spread(scores: Sequence[float]) -> list[float]:
+    """Min-max over the candidates (0 for all when they are alike: a flat signal orders nothing)."""
+    low, high = min(scores, default=0.0), max(scores, default=0.0)
+    if high <= low:
+        return [0.0] * len(scores)
+    return [(s - low) / (high - low) for s in scores]
+
+
+def by_best(scores: Sequence[float]) -> list[float]:
+    """Each score over the best one (negative scores count 0), as ``score_sum`` weighs it."""
+    best = max((s for s in scores if s > 0), default=0.0)
+    return [max(s, 0.0) / best if best > 0 else 0.0 for s in scores]
 
 
 def adaptive_weights(signals: Mapping[str, Sequence[float]], weights: Mapping[str, float]) -> dict[str, float]:
