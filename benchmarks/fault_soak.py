@@ -50,6 +50,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--adds", type=int, default=60, help="adds per round")
     p.add_argument("--clients", type=int, default=8)
     p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--kill-neo4j", metavar="BOLT:HTTP",
+                   help="also kill -9 the launcher's Neo4j on these ports mid-burst and start it again (your own instance only)")
     p.add_argument("--timing", type=int, default=0, metavar="N",
                    help="also time N Neo4j lookups each of another tenant's id and of an unknown id (ownership checked in the lookup)")
     return p.parse_args(argv)
@@ -192,6 +194,29 @@ def kill_fault(server: Server, rng: random.Random):
     return fault
 
 
+def neo4j_kill_fault(ports: str, rng: random.Random):
+    """SIGKILL to the launcher's Neo4j JVM (its pid file, checked to be our jar) mid-burst, then a
+    fresh start on the same ports and data."""
+    import signal
+
+    from graphmem.launcher import Neo4jLauncher
+
+    bolt, http = (int(p) for p in ports.split(":"))
+    launcher = Neo4jLauncher(bolt_port=bolt, http_port=http)
+
+    def fault(rnd: Round, done: threading.Event) -> None:
+        share = rng.uniform(0.2, 0.6)
+        while not done.is_set() and len(rnd.first) < share * rnd.adds:
+            time.sleep(0.005)
+        pid = launcher._live_pid()
+        if pid is not None:
+            os.kill(pid, signal.SIGKILL)
+        time.sleep(1.0)
+        launcher.start()
+
+    return fault
+
+
 def cut_fault(link: CommitCut, rng: random.Random, round_no: int):
     def fault(rnd: Round, done: threading.Event) -> None:
         if round_no % 2:  # right after a COMMIT: its answer lost
@@ -214,15 +239,16 @@ def soak(store: str, args: argparse.Namespace, rng: random.Random) -> list[dict[
         if store == "neo4j":
             host, port = args.neo4j_url.rsplit("//", 1)[1].split(":")
             link = CommitCut(host, int(port))
-        scenarios = ["kill"] + (["cut"] if link is not None else [])
+        scenarios = ["kill"] + (["cut"] if link is not None else []) + (["neo4j-kill"] if link and args.kill_neo4j else [])
         for scenario in scenarios:
             bolt = f"bolt://127.0.0.1:{link.port}" if link is not None else None
             server = Server(write_config(folder, llm.base_url, store, bolt), folder / f"{scenario}.log")
             server.start()
             try:
-                for n in range(args.rounds):
+                for n in range(args.rounds if scenario != "neo4j-kill" else 1):
                     rnd = Round(f"soak-{uuid.uuid4().hex[:8]}", args.adds)
-                    fault = kill_fault(server, rng) if scenario == "kill" else cut_fault(link, rng, n)  # type: ignore[arg-type]
+                    fault = (kill_fault(server, rng) if scenario == "kill" else cut_fault(link, rng, n) if scenario == "cut"
+                             else neo4j_kill_fault(args.kill_neo4j, rng))
                     run_round(server, rnd, args.clients, fault)
                     rows.append({"store": store, "fault": scenario, "round": n, **audit(server.url, rnd)})
                     print(rows[-1], flush=True)
