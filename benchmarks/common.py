@@ -22,7 +22,9 @@ from graphmem.embeddings import Embedder
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 REPO_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_MODEL_DIR = REPO_ROOT.parent / "shared" / "models" / "all-MiniLM-L6-v2-onnx"
+#: the shared data and models (../shared beside the repository; GRAPHMEM_SHARED elsewhere, e.g. in a worktree)
+SHARED = Path(os.environ.get("GRAPHMEM_SHARED", REPO_ROOT.parent / "shared"))
+DEFAULT_MODEL_DIR = SHARED / "models" / "all-MiniLM-L6-v2-onnx"
 PACKAGES = ("graphmem", "neo4j", "numpy", "networkx", "onnxruntime", "tokenizers", "tiktoken", "openai")
 
 
@@ -123,30 +125,82 @@ def _fmt(value: Any) -> str:
 
 
 class CachedEmbedder(Embedder):
-    """Wraps an embedder with an in-memory text -> vector cache for one run (nothing on disk).
+    """Wraps an embedder with an in-memory text -> vector cache for one run; with ``disk``, also a
+    file of document vectors kept between runs (``save`` writes it; see ``disk_cache_path``).
 
     ``prefetch`` embeds a batch ahead (one model call), so later single-turn adds, and the same
     texts on a second store, reuse the vectors. ``calls`` still counts every ``embed`` a caller
     makes (what graphmem asks for); ``model_calls`` counts the batches the model really ran.
     """
 
-    def __init__(self, inner: Embedder) -> None:
+    def __init__(self, inner: Embedder, disk: Path | None = None) -> None:
         super().__init__()
         self.inner = inner
         self.dims = inner.dims
         self.name = inner.name
+        self.score_floor, self.query_floor = inner.score_floor, inner.query_floor  # the inner model prefixes its own instructions
         self.model_calls = 0
         self._cache: dict[str, list[float]] = {}
+        self.disk = disk
+        self._stored: dict[str, np.ndarray] = _read_vectors(disk) if disk is not None else {}
+        self._unsaved = 0
 
     def prefetch(self, texts: Sequence[str]) -> None:
         missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
+        for text in [t for t in missing if self.disk is not None]:
+            vector = self._stored.get(_text_key(text))
+            if vector is not None:
+                self._cache[text] = vector.tolist()
+        missing = [t for t in missing if t not in self._cache]
         if missing:
             self.model_calls += 1
             self._cache.update(zip(missing, self.inner.embed(missing), strict=False))
+            if self.disk is not None:
+                self._stored.update((_text_key(t), np.asarray(self._cache[t], dtype=np.float32)) for t in missing)
+                self._unsaved += len(missing)
+
+    def embed_query(self, text: str) -> list[float]:
+        self._count_call()
+        return self.inner.embed_query(text)  # never cached
+
+    def save(self) -> None:
+        """Write the documents' vectors to ``disk`` (when given and anything new was embedded)."""
+        if self.disk is None or not self._unsaved:
+            return
+        self.disk.parent.mkdir(parents=True, exist_ok=True)
+        keys = sorted(self._stored)
+        tmp = self.disk.with_suffix(".tmp.npz")
+        np.savez(tmp, keys=np.array(keys), vectors=np.stack([self._stored[k] for k in keys]))
+        os.replace(tmp, self.disk)
+        self._unsaved = 0
 
     def _embed(self, texts: list[str]) -> list[list[float]]:
         self.prefetch(texts)
         return [self._cache[t] for t in texts]
+
+
+#: where benchmarks keep document vectors between runs (one file per model and text preparation)
+DISK_CACHE_DIR = Path(tempfile.gettempdir()) / "graphmem-bench-embeddings"
+
+
+def disk_cache_path(embedder: Embedder, *parts: object) -> Path:
+    """The cache file for this embedder: its name, dims, and whatever changes a document's vector
+    (max length, passage instruction), hashed, so a changed model never reads stale vectors."""
+    what = [embedder.name, embedder.dims, getattr(embedder, "max_length", None), getattr(embedder, "passage_instruction", ""), *parts]
+    digest = hashlib.sha1(json.dumps(what, default=str).encode()).hexdigest()[:16]
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in embedder.name)
+    return DISK_CACHE_DIR / f"{safe}-{digest}.npz"
+
+
+def _text_key(text: str) -> str:
+    return hashlib.sha1(text.encode()).hexdigest()
+
+
+def _read_vectors(path: Path) -> dict[str, np.ndarray]:
+    if not path.is_file():
+        return {}
+    with np.load(path) as data:
+        return dict(zip((str(k) for k in data["keys"]), data["vectors"], strict=True))
 
 
 def load_minilm(model_dir: str | Path = DEFAULT_MODEL_DIR) -> Embedder:

@@ -2,7 +2,8 @@
 
 Per conversation (or per speaker, --scope speaker) one scope; each turn (or annotated observation,
 --source observations) is stored verbatim with ``add(infer=False)`` and metadata speaker, session,
-session_date, dia_id, timestamp = the session date. Embeddings: all-MiniLM-L6-v2 (ONNX). Every QA
+session_date, dia_id, timestamp = the session date. Embeddings: all-MiniLM-L6-v2 (ONNX; --embedder
+another; documents cached on disk between runs, common.disk_cache_path). Every QA
 item is a search; LOCOMO recall@k = |evidence ∩ dia_ids of the top k| / |evidence|, averaged per
 category (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop; 5 adversarial reported apart).
 No LLM is called: the LLM endpoint is a local scripted server that must see zero requests.
@@ -73,11 +74,29 @@ class DocumentsCached(Embedder):
 
     def __init__(self, cache: common.CachedEmbedder) -> None:
         super().__init__()
-        self.cache, self.dims, self.name = cache, cache.dims, cache.name
+        self.cache, self.dims, self.name, self.score_floor, self.query_floor = cache, cache.dims, cache.name, cache.score_floor, cache.query_floor
         self.searching = False
 
     def _embed(self, texts: list[str]) -> list[list[float]]:
         return self.cache.inner.embed(texts) if self.searching else self.cache.embed(texts)
+
+    def embed_query(self, text: str) -> list[float]:
+        self._count_call()
+        return self.cache.inner.embed_query(text)
+
+
+MODELS = common.SHARED / "models"
+#: --embedder short names -> model folders (any other value is a folder path)
+EMBEDDERS = {"minilm": MODELS / "all-MiniLM-L6-v2-onnx", "bge": MODELS / "bge-small-en-v1.5-onnx"}
+
+
+def load_embedder(choice: str, disk_tag: str | None) -> DocumentsCached:
+    """The run's embedder: a short name of EMBEDDERS or an ONNX folder, its documents cached in
+    memory and, with ``disk_tag``, on disk between runs (common.disk_cache_path)."""
+    from graphmem.embeddings import OnnxEmbedder
+
+    model = OnnxEmbedder(EMBEDDERS.get(choice, Path(choice)))
+    return DocumentsCached(common.CachedEmbedder(model, common.disk_cache_path(model, disk_tag) if disk_tag else None))
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -93,7 +112,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         "speakers' scopes and the results are merged by score)")
     p.add_argument("--bare-turns", action="store_true", help='store "text" instead of "Speaker: text"')
     p.add_argument("--no-captions", action="store_true", help="leave shared images' captions out of the turns")
-    p.add_argument("--model-dir", default=str(common.DEFAULT_MODEL_DIR), help="the MiniLM ONNX folder")
+    p.add_argument("--embedder", default="minilm", help=f"{' or '.join(EMBEDDERS)}, or an ONNX model folder")
+    p.add_argument("--no-disk-cache", action="store_true", help="embed the documents again (nothing read or written)")
     p.add_argument("--neo4j-url", default=None, help="use this Neo4j instead of starting a private one")
     p.add_argument("--bolt-port", type=int, default=7689, help="private Neo4j's bolt port (default 7689)")
     p.add_argument("--http-port", type=int, default=7476)
@@ -130,6 +150,7 @@ def ingest(memory: Memory, embedder: DocumentsCached, conv: Conversation, args: 
     for docs in sessions:
         with_speaker = args.source == "turns" and not args.bare_turns
         embedder.cache.prefetch([d.content(with_speaker) for d in docs])
+        embedder.cache.save()
         for doc in docs:
             memory.add(doc.content(with_speaker), user_id=user_ids.get(doc.speaker, next(iter(user_ids.values()))), infer=False,
                        metadata=doc.metadata(), timestamp=doc.when)
@@ -250,7 +271,7 @@ def print_tables(runs: list[dict[str, Any]], ks: list[int]) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     convs = load(args.data_file, captions=not args.no_captions)
-    embedder = DocumentsCached(common.CachedEmbedder(common.load_minilm(args.model_dir)))
+    embedder = load_embedder(args.embedder, None if args.no_disk_cache else "locomo")
     run_settings = settings(args, convs, embedder)
     for key, value in run_settings.items():
         print(f"{key}: {value}", file=sys.stderr)
@@ -270,7 +291,7 @@ def main(argv: list[str] | None = None) -> int:
         for status, n in c.evidence_issues.items():
             issues[status] += n
     path = common.write_result(
-        f"locomo-{args.source}" + ("-speaker" if args.scope == "speaker" else ""),
+        f"locomo-{args.source}" + ("-speaker" if args.scope == "speaker" else "") + ("" if args.embedder == "minilm" else f"-{Path(args.embedder).name}"),
         {"machine": common.machine_info(next((r["neo4j_server"] for r in runs if r["neo4j_server"]), None)),
          "versions": common.package_versions(),
          "parameters": {**{k: v for k, v in vars(args).items() if k != "out"}, "data_file": str(Path(args.data_file).resolve()),

@@ -50,6 +50,8 @@
 //   $messages (list of {offset, role, content, timestamp, expires_at}), $keep_messages,
 //   $idempotency_key (null, or a bulk import's key: an (:ImportKey) created with the add; one that
 //   exists already fails the uniqueness rule and rolls the add back),
+//   $idempotency_outcome (null, or for add(idempotency_key=...) the add's answer, stored on its
+//   (:ImportKey) as `outcome` so a retry returns it: ingest/idempotency.py),
 //   $unlock (true when the add runs in the transaction that holds its scope's lock, scope_lock.cypher:
 //   the lock's node, created by that transaction, is deleted again so a commit never stores it)
 // expires_at (retention, may be null): from then on the memory / message is invisible to reads.
@@ -216,7 +218,7 @@ CALL () {
 CALL () {
   WITH $idempotency_key AS key
   WHERE key IS NOT NULL
-  CREATE (:ImportKey {key: key, scope: $scope, add_id: $add_id, at: $at})
+  CREATE (:ImportKey {key: key, scope: $scope, add_id: $add_id, at: $at, outcome: $idempotency_outcome})
 }
 CALL () {
   MATCH (n:Entity) WHERE n.scope = $scope

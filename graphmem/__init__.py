@@ -17,7 +17,9 @@ from graphmem.errors import (
     ConfigError,
     EmbeddingError,
     GraphMemError,
+    IdempotencyConflictError,
     InvalidInputError,
+    LimitExceededError,
     LLMError,
     LLMResponseError,
     LLMUnavailableError,
@@ -25,6 +27,7 @@ from graphmem.errors import (
     NotFoundError,
     StoreError,
     StoreUnavailableError,
+    WriteOutcomeUnknown,
 )
 
 if TYPE_CHECKING:
@@ -68,10 +71,12 @@ __all__ = [
     "ConfigError",
     "EmbeddingError",
     "GraphMemError",
+    "IdempotencyConflictError",
     "InvalidInputError",
     "LLMError",
     "LLMResponseError",
     "LLMUnavailableError",
+    "LimitExceededError",
     "Memory",
     "MemoryConfig",
     "MissingScopeError",
@@ -79,5 +84,6 @@ __all__ = [
     "SearchPreset",
     "StoreError",
     "StoreUnavailableError",
+    "WriteOutcomeUnknown",
     "__version__",
 ]

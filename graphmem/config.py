@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -31,6 +31,7 @@ from pydantic import (
 
 from graphmem.compat import mem0_config as mem0_compat
 from graphmem.errors import ConfigError
+from graphmem.schema import limits
 from graphmem.schema.ontology import Ontology
 
 log = logging.getLogger(__name__)
@@ -168,8 +169,8 @@ class LLMLimits(_Model):
 class BulkConfig(_Model):
     """Memory.add_many and `graphmem import` (README: Bulk import)."""
 
-    workers: int = Field(4, ge=1, le=64)  # scopes written concurrently: infer=True adds, or infer=False lanes of batches
-    batch_size: int = Field(500, ge=1, le=20_000)  # infer=False adds per transaction (and per embedding call)
+    workers: int = Field(4, ge=1, le=limits.BULK_WORKERS)  # scopes written concurrently: infer=True adds, or infer=False lanes of batches
+    batch_size: int = Field(500, ge=1, le=limits.BATCH_SIZE)  # infer=False adds per transaction (and per embedding call)
 
 
 class MemoryConfig(_Model):
@@ -180,7 +181,7 @@ class MemoryConfig(_Model):
     custom_fact_extraction_prompt: str | None = None
     custom_update_memory_prompt: str | None = None
     custom_invalidation_prompt: str | None = None
-    max_message_chars: int = Field(20_000, ge=100)
+    max_message_chars: int = Field(20_000, ge=100, le=limits.MESSAGE_CHARS)  # extraction's cut; longer is refused
     #: cosine from which an existing memory counts as similar to a new fact (and goes to the update stage)
     similar_memory_threshold: float = Field(0.5, ge=-1.0, le=1.0)
     context: ContextConfig = Field(default_factory=ContextConfig)
@@ -206,6 +207,8 @@ class MemoryConfig(_Model):
 
     @classmethod
     def load(cls, data: dict[str, Any] | None) -> MemoryConfig:
+        if data is not None and not isinstance(data, Mapping):
+            raise ConfigError(f"a graphmem config is a dict (JSON object), got {type(data).__name__}")
         data = mem0_compat.normalise(dict(data or {}))
         try:
             return cls.model_validate(data)

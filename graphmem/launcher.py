@@ -25,7 +25,6 @@ GRAPHMEM_NEO4J_SKIP_SELFCHECK=1 (skip the vector/fulltext/dynamic-type check at 
 from __future__ import annotations
 
 import argparse
-import collections
 import contextlib
 import os
 import re
@@ -183,6 +182,18 @@ def _file_lock(path: Path, timeout: float) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\[[0-9;]*m")
+
+
+def log_tail(path: Path, lines: int = 30) -> list[str]:
+    """The last ``lines`` lines of a log, without terminal colour codes (Maven leaves some even when told not to)."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    return [_ANSI.sub("", line).rstrip() for line in text.splitlines()[-lines:]]
+
+
 def _port_open(port: int, host: str = "127.0.0.1", timeout: float = 0.5) -> bool:
     try:
         with socket.create_connection((host, port), timeout=timeout):
@@ -302,16 +313,18 @@ class Neo4jLauncher:
         env = dict(os.environ, JAVA_HOME=str(self.java_home))
         cmd = [mvn, "-B", "--no-transfer-progress", "-Dstyle.color=never",
                "-f", str(self.project_dir / "pom.xml"), "package", "-DskipTests"]
-        print(f"[graphmem.launcher] building: {' '.join(cmd)} (JAVA_HOME={self.java_home})", file=sys.stderr, flush=True)
-        tail: collections.deque[str] = collections.deque(maxlen=40)
-        proc = subprocess.Popen(cmd, cwd=self.root, env=env, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, text=True, errors="replace")
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            sys.stderr.write(line)
-            tail.append(line.rstrip())
-        if proc.wait() != 0:
-            raise LauncherError("neo4j-launcher build failed:\n" + "\n".join(tail))
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        build_log = self.state_dir / "build.log"
+        print(f"[graphmem.launcher] building the Neo4j launcher with Maven (once; a minute or two, Maven Central "
+              f"downloads on the first run); log: {build_log}", file=sys.stderr, flush=True)
+        started = time.monotonic()
+        with open(build_log, "w", encoding="utf-8", errors="replace") as log:
+            log.write(f"{' '.join(cmd)} (JAVA_HOME={self.java_home})\n")
+            log.flush()
+            code = subprocess.run(cmd, cwd=self.root, env=env, stdout=log, stderr=subprocess.STDOUT).returncode
+        if code != 0:
+            raise LauncherError(f"neo4j-launcher build failed (Maven exit {code}); the end of {build_log}:\n" + "\n".join(log_tail(build_log)))
+        print(f"[graphmem.launcher] built in {time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
         self.jar.touch()  # make the up-to-date check hold even if Maven skipped repackaging
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -445,17 +458,24 @@ class Neo4jLauncher:
             self.pid_file.unlink(missing_ok=True)
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m graphmem.launcher",
-                                description="Local Neo4j 5.26 Community (Bolt + HTTP + Browser) without Docker")
-    p.add_argument("command", choices=["build", "start", "stop", "status"])
-    p.add_argument("--bolt-port", type=int, default=7687)
-    p.add_argument("--http-port", type=int, default=7474)
-    p.add_argument("--data-dir", type=Path, default=None, help="Neo4j home (data/ and logs/ go inside)")
-    p.add_argument("--root", type=Path, default=None, help="repo root containing neo4j-launcher/")
+                                description="Local Neo4j 5.26 Community (Bolt + HTTP + Browser) without Docker: Java 17/21 "
+                                "and Maven; the first start builds the launcher (its Maven log goes to .neo4j/build.log).")
+    p.add_argument("command", choices=["build", "start", "stop", "status"], metavar="COMMAND",
+                   help="build: compile the launcher (start does it when needed); start: start Neo4j in the background "
+                        "and print its bolt URL; stop: stop it; status: say whether it runs (exit 1 when not)")
+    p.add_argument("--bolt-port", type=int, default=7687, help="Bolt port (default 7687); each bolt port is its own server and data")
+    p.add_argument("--http-port", type=int, default=7474, help="HTTP port of Neo4j Browser (default 7474)")
+    p.add_argument("--data-dir", type=Path, default=None, help="Neo4j home (data/ and logs/ go inside; default .neo4j/data[-PORT])")
+    p.add_argument("--root", type=Path, default=None, help="repo root containing neo4j-launcher/ (default: found from here)")
     p.add_argument("--java-home", default=None, help="JDK 17 or 21 (default: auto-detect)")
-    p.add_argument("--timeout", type=float, default=180)
-    a = p.parse_args(argv)
+    p.add_argument("--timeout", type=float, default=180, help="seconds start waits for Bolt to answer (default 180)")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = build_parser().parse_args(argv)
     try:
         launcher = Neo4jLauncher(root=a.root, bolt_port=a.bolt_port, http_port=a.http_port,
                                  data_dir=a.data_dir, java_home=a.java_home)

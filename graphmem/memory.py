@@ -3,28 +3,29 @@
 from __future__ import annotations
 
 import inspect
-import json
 import logging
-import math
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from datetime import date, datetime
 from functools import partial
 from typing import Any, Literal, overload
 
 from graphmem.config import MemoryConfig
 from graphmem.embeddings import Embedder
+from graphmem.embeddings.scale import on_scale
 from graphmem.errors import ClosedError, ConfigError, InvalidInputError, NotFoundError
 from graphmem.factory import build_embedder, build_llm, build_store
-from graphmem.ingest import checks
+from graphmem.ingest import checks, edits
 from graphmem.ingest.add import AddOutcome, AddPipeline, log_messages
 from graphmem.ingest.bulk import BulkAdder, ProgressCallback
+from graphmem.ingest.commit import commit_add
 from graphmem.ingest.context import Summarizer
+from graphmem.ingest.idempotency import Seal, keyed, seal_for
 from graphmem.ingest.messages import for_extraction, parse_messages, verbatim_messages
 from graphmem.ingest.single_pass import SinglePassPipeline
-from graphmem.lifecycle.history import History, HistoryEvent, sortable_time
+from graphmem.lifecycle.history import History
+from graphmem.lifecycle.reserve import Reserve
 from graphmem.lifecycle.retention import Retention, expiration
 from graphmem.llm import LLM
 from graphmem.llm.limits import limited
@@ -36,6 +37,7 @@ from graphmem.retrieval.graph import search_relations
 from graphmem.retrieval.memories import search_memories
 from graphmem.retrieval.rerank import Reranker
 from graphmem.retrieval.when import annotate_times, parse_query
+from graphmem.schema import arguments
 from graphmem.schema.filters import scope_and_filter
 from graphmem.schema.type_filters import TypeFilter
 from graphmem.stages.conversation import Message
@@ -51,6 +53,7 @@ from graphmem.types import (
     GraphWrite,
     MemoryItem,
     MemoryWrite,
+    Owners,
     Relation,
     Scope,
     canonical_name,
@@ -101,6 +104,7 @@ class Memory:
         self.store.setup()
         self._preparing = _prepare_in_background(self.llm, self.graph_llm, self.embedder)
         self.history_log = History(self.config.history_db_path)
+        self._reserve = Reserve.beside(self.config.history_db_path)  # room for deletes on a full disk (reserve.py)
         if not self.store.read_only:  # a reader must not settle the owner's in-flight adds
             self.history_log.repair(self.store.get_memory)
         self._add = self._pipeline(
@@ -110,9 +114,9 @@ class Memory:
             invalidation=InvalidationStage(self.graph_llm, self.config.custom_invalidation_prompt),
             facts=FactExtractionStage(self.llm, self.config.custom_fact_extraction_prompt),
             memory_update=MemoryUpdateStage(self.llm, self.config.custom_update_memory_prompt),
-            threshold=self.config.graph_store.threshold,
+            threshold=self.embedder.cosine_for(self.config.graph_store.threshold),  # relative: the model's own cosine
             recent_messages=self.config.context.recent_messages,
-            similar_threshold=self.config.similar_memory_threshold,
+            similar_threshold=self.embedder.cosine_for(self.config.similar_memory_threshold),
             read_log=self._reads_log,
             keep_messages=self.config.context.max_messages,
         )
@@ -154,6 +158,7 @@ class Memory:
         expiration_date: date | datetime | str | None = None,
         memory_type: str | None = None,
         prompt: str | None = None,
+        idempotency_key: str | None = None,
     ) -> Result:
         """Remember ``messages`` for the scope.
 
@@ -166,6 +171,9 @@ class Memory:
         logged messages of this add are invisible from then on and purged later (see retention.py).
         ``prompt`` (mem0's) replaces the fact-extraction prompt for this add; ``memory_type`` only
         accepts None (mem0's procedural memory is not supported).
+        ``idempotency_key``: a retry with the same key in the same scope returns the first add's
+        result and writes nothing; with other messages or options it raises IdempotencyConflictError
+        (ingest/idempotency.py). A write whose commit outcome is unknown raises WriteOutcomeUnknown.
         """
         scope = Scope.of(user_id, agent_id, run_id)
         if memory_type is not None:
@@ -175,8 +183,12 @@ class Memory:
         metadata = checks.checked_metadata(metadata)
         reference_time = checks.reference_time(timestamp)
         expiration(expiration_date, utcnow())  # a bad date fails before any work (a past one is expired at once)
+        request = {"messages": messages, "metadata": metadata, "infer": infer, "timestamp": timestamp,
+                   "expiration_date": expiration_date, "prompt": prompt}
+        seal = seal_for(self.store, scope, idempotency_key, request, partial(self.history_log.settle, self.store.get_memory))
         with metered() as meter:  # this add's requests only, whatever else runs beside it
-            result = self._add_checked(scope, messages, metadata, reference_time, infer, expiration_date, prompt=prompt)
+            result = keyed(seal, lambda: self._add_checked(scope, messages, metadata, reference_time, infer, expiration_date,
+                                                           prompt=prompt, seal=seal))
         result["usage"] = meter.as_dict()
         return result
 
@@ -188,45 +200,53 @@ class Memory:
 
     def _add_checked(
         self, scope: Scope, messages: Any, metadata: dict[str, Any], reference_time: datetime, infer: bool,
-        expiration_date: Any = None, key: str | None = None, prompt: str | None = None,
+        expiration_date: Any = None, key: str | None = None, prompt: str | None = None, seal: Seal | None = None,
     ) -> Result:
         """One add of checked arguments; ``key``: a bulk import's idempotency key, written with the add;
-        ``prompt``: the fact-extraction prompt of this add (mem0's ``add(prompt=...)``)."""
+        ``prompt``: the fact-extraction prompt of this add (mem0's ``add(prompt=...)``); ``seal``: an
+        add(idempotency_key=...)'s (its answer is written with the add)."""
         if not infer:
-            return self._add_verbatim(scope, messages, metadata, reference_time, expiration_date, key)
+            return self._add_verbatim(scope, messages, metadata, reference_time, expiration_date, key, seal)
         parsed = for_extraction(parse_messages(messages, self.config.max_message_chars))
         if not parsed:
             return {"results": [], "relations": []}
         # read-decide-write of one scope never interleaves; the lock and the log read are one round trip
         with self.store.locked_conversation(scope, self._add.log_limit) as conversation:
+            if seal is not None and (first := seal.replay()) is not None:  # the same key committed while this one waited
+                return first
             outcome = self._add.plan(scope, parsed, reference_time, metadata, prompt, conversation=conversation)
             self._retention.stamp(outcome.write, expiration_date)
             if key is not None and outcome.write is not None:
                 outcome.write.idempotency_key = key
             if outcome.write is not None:
                 annotate_times(outcome.write.memories, reference_time)
-            self._commit(outcome)
+            result: Result = {"results": outcome.results(), "relations": outcome.relations()}
+            if self.config.graph_store.ontology is not None:
+                result["off_ontology"] = outcome.off_ontology  # what the model returned outside the ontology, dropped
+            if outcome.dropped_counts():
+                result["dropped"] = outcome.dropped_counts()
+            if seal is not None:
+                outcome.write = seal.apply(outcome.write, scope, result)
+            self._commit(outcome, seal.key if seal else None)
         self._retention.maybe_purge()
         self._maybe_summarize(scope, outcome)
-        result: Result = {"results": outcome.results(), "relations": outcome.relations()}
-        if self.config.graph_store.ontology is not None:
-            result["off_ontology"] = outcome.off_ontology  # what the model returned outside the ontology, dropped
-        if outcome.dropped_counts():
-            result["dropped"] = outcome.dropped_counts()
         return result
 
     def _add_verbatim(
         self, scope: Scope, messages: Any, metadata: dict[str, Any], reference_time: datetime, expiration_date: Any = None,
-        key: str | None = None,
+        key: str | None = None, seal: Seal | None = None,
     ) -> Result:
         parsed = verbatim_messages(messages)
         if not parsed:
             return {"results": [], "relations": []}
         vectors = self.embedder.embed([m.content for m in parsed])
         outcome = self._verbatim_outcome(scope, parsed, vectors, metadata, reference_time, expiration_date, key)
-        self._commit(outcome)
+        result: Result = {"results": outcome.results(), "relations": []}
+        if seal is not None:
+            outcome.write = seal.apply(outcome.write, scope, result)
+        self._commit(outcome, seal.key if seal else None)
         self._retention.maybe_purge()  # logged, so the next infer=True add's summary covers these messages too
-        return {"results": outcome.results(), "relations": []}
+        return result
 
     def _verbatim_outcome(
         self, scope: Scope, parsed: list[Message], vectors: list[list[float]], metadata: dict[str, Any], reference_time: datetime,
@@ -285,36 +305,9 @@ class Memory:
         """The scope's rolling summary, or None before the first one."""
         return self.store.conversation(Scope.of(user_id, agent_id, run_id), 0).summary
 
-    def _commit(self, outcome: AddOutcome) -> None:
-        """Write the add; the history rows are staged before and committed after (see history.py)."""
-        write = outcome.write
-        if write is None or write.is_empty():
-            return
-        events = [
-            HistoryEvent(m.id, m.event, outcome.previous.get(m.id), None if m.event == "DELETE" else m.text, m.role,
-                         expires_at=sortable_time(m.expires_at))
-            for m in write.memories
-        ]
-        if write.messages and self.config.context.max_messages == 0:
-            write.messages = []
-        with self._audited(write.add_id, write.scope, events):
-            self.store.write(write)
-
-    @contextmanager
-    def _audited(self, change_id: str, scope: Scope, events: list[HistoryEvent]) -> Iterator[None]:
-        """Every change to memories: history rows staged first (a locked log fails here, before
-        anything is written), the store change, then the rows committed. The commit never raises:
-        the store is the record, so a change it holds is never reported as failed (history.py)."""
-        if events:
-            self.history_log.stage(change_id, scope, events)
-        try:
-            yield
-        except BaseException:
-            if events:
-                self.history_log.discard(change_id)
-            raise
-        if events:
-            self.history_log.commit(change_id)
+    def _commit(self, outcome: AddOutcome, key: str | None = None) -> None:
+        """Write the add; the history rows are staged before and committed after (ingest/commit.py)."""
+        commit_add(self.store, self.history_log, outcome, self.config.context.max_messages, key)
 
     # -- reading --------------------------------------------------------------------------------
 
@@ -340,7 +333,8 @@ class Memory:
         queries (the third fetches neighbouring messages and dated memories when the preset asks).
 
         ``filters``: mem0's filter language (graphmem.schema.filters; scope ids may sit inside it).
-        ``threshold``: minimum cosine of a memory. ``as_of`` (event time): relations valid then and
+        ``threshold``: minimum similarity of a memory, relative to the embedder's scale (0 unrelated,
+        1 identical; MiniLM's cosine; Embedder.cosine_for). ``as_of`` (event time): relations valid then and
         memories true then; default now. ``known_at`` (transaction time): what graphmem believed at
         that moment. ``entity_types`` / ``relationship_types``: only relations with an endpoint of
         one of these types / of one of these relationship types (graphmem.schema.type_filters). ``rerank``:
@@ -350,13 +344,14 @@ class Memory:
         """
         scope, flt = scope_and_filter(user_id, agent_id, run_id, filters)
         types = TypeFilter.of(entity_types, relationship_types)
-        query, threshold = _check_search(query, hops, limit, threshold, filters)
+        query, threshold = arguments.check_search(query, hops, limit, threshold)
         if not query:
             return {"results": [], "relations": []}
         chosen = get_preset(preset)
         when = parse_time(as_of, field_name="as_of")
         known = parse_time(known_at, field_name="known_at")
-        embedding = self.embedder.embed_one(query)
+        embedding = self.embedder.embed_query(query)
+        chosen, threshold = on_scale(chosen, threshold, self.embedder)
         asked = parse_query(query, when or known or utcnow()) if chosen.weights.get("time") else None
         wanted = RELATION_CANDIDATES if types.active else limit  # filtered before the cut
 
@@ -396,7 +391,7 @@ class Memory:
     ) -> SearchResult:
         """The scope's memories and relations, oldest first; ``filters`` as in ``search``."""
         scope, flt = scope_and_filter(user_id, agent_id, run_id, filters)
-        _check_limit(limit)
+        arguments.check_limit(limit)
         types = TypeFilter.of(entity_types, relationship_types)
         memories = self.store.list_memories(scope, include_deleted=include_invalidated, limit=limit, filters=flt)
         relations = self.store.get_all(
@@ -416,61 +411,51 @@ class Memory:
         """Every version of every relation touching ``entity``, in event-time order, with both time
         axes. ``entity`` may be "I" / "me" for the scope's own node."""
         scope = Scope.of(user_id, agent_id, run_id)
-        if not isinstance(entity, str) or not entity.strip():
-            raise InvalidInputError("entity must be a non-empty string")
-        _check_text("entity", entity)
+        arguments.entity_name(entity)
         key = canonical_name(entity)
         if key in SELF_WORDS:
             key = canonical_name(scope.self_name)
         return {"entity": entity.strip(), "relations": [r.to_dict() for r in self.store.timeline(scope, key)]}
 
-    def get(self, memory_id: str) -> MemoryResult | None:
-        """One memory by id, or None (soft-deleted memories are None too)."""
-        item = self._memory(memory_id, must_exist=False)
+    def get(self, memory_id: str, *, owners: Owners | None = None) -> MemoryResult | None:
+        """One memory by id, or None (soft-deleted memories are None too). ``owners`` (graphmem.types.Owners):
+        None also for a memory of another user, decided by the store before the memory is loaded."""
+        item = self._memory(memory_id, must_exist=False, owners=owners)
         return item.to_dict() if item else None
 
     def update(self, memory_id: str, data: str, metadata: dict[str, Any] | None = None) -> Result:
         """Replace a memory's text (re-embedded); recorded in its history. ``metadata`` keys are
-        merged into the memory's metadata (mem0's rule: keys not given are kept)."""
+        merged into the memory's metadata (mem0's rule: keys not given are kept). A memory deleted
+        meanwhile is NotFoundError, with nothing written (ingest/edits.py)."""
         item = self._memory(memory_id)
-        if not isinstance(data, str) or not data.strip():
-            raise InvalidInputError("update needs non-empty text")
-        text = _check_text("data", data).strip()
-        merged = None if metadata is None else {**item.metadata, **checks.checked_metadata(metadata)}
-        if text == item.text and merged in (None, item.metadata):  # nothing changes: no write, no history row
-            return {"message": "Memory unchanged", "id": item.id, "memory": text}
-        scope = Scope.of(item.user_id, item.agent_id, item.run_id)
-        outcome = AddOutcome(add_id=new_id(), previous={item.id: item.text})
-        outcome.write = GraphWrite(add_id=outcome.add_id, scope=scope, at=utcnow())
-        outcome.write.memories = [MemoryWrite("UPDATE", item.id, text, self.embedder.embed_one(text), merged, role=item.role)]
-        annotate_times(outcome.write.memories, item.said_at or item.created_at)
-        self._commit(outcome)
-        return {"message": "Memory updated successfully!", "id": item.id, "memory": text}
+        text = arguments.update_text(data)
+        return edits.update(self.store, self.embedder, self._commit, item, text, metadata)
 
     def delete(self, memory_id: str) -> Result:
-        """Remove a memory for good; the history keeps a DELETE event."""
-        item = self._memory(memory_id)
-        scope = Scope.of(item.user_id, item.agent_id, item.run_id)
-        with self._audited(new_id(), scope, [HistoryEvent(item.id, "DELETE", item.text, None, item.role)]):
-            self.store.delete_memory(item.id)
-        return {"message": "Memory deleted successfully!", "id": item.id}
+        """Remove a memory for good; the history keeps a DELETE event. Of concurrent deletes of one
+        memory one succeeds, the others raise NotFoundError (ingest/edits.py). On a full disk it
+        still works (lifecycle/reserve.py)."""
+        return self._reserve.freeing(partial(edits.delete, self.store, self.history_log, self._memory(memory_id)))
 
     def history(self, memory_id: str) -> list[dict[str, Any]]:
-        """Every change of a memory, oldest first (mem0's columns)."""
+        """Every change of a memory, oldest first (mem0's columns). Rows of writes whose outcome was
+        unknown are settled against the store first (lifecycle/history.py)."""
         if not isinstance(memory_id, str):
             raise InvalidInputError("memory_id must be a string")
-        return self.history_log.history(_check_text("memory_id", memory_id))
+        if not self.store.read_only:
+            self.history_log.settle(self.store.get_memory)
+        return self.history_log.history(arguments.check_text("memory_id", memory_id))
 
     @overload
     def _memory(self, memory_id: Any) -> MemoryItem: ...
     @overload
-    def _memory(self, memory_id: Any, must_exist: Literal[False]) -> MemoryItem | None: ...
+    def _memory(self, memory_id: Any, must_exist: Literal[False], owners: Owners | None = None) -> MemoryItem | None: ...
 
-    def _memory(self, memory_id: Any, must_exist: bool = True) -> MemoryItem | None:
+    def _memory(self, memory_id: Any, must_exist: bool = True, owners: Owners | None = None) -> MemoryItem | None:
         if not isinstance(memory_id, str) or not memory_id.strip():
             raise InvalidInputError("memory_id must be a non-empty string")
-        item = self.store.get_memory(_check_text("memory_id", memory_id).strip())
-        if item is None or item.deleted_at is not None:
+        item = edits.live(self.store, arguments.check_text("memory_id", memory_id).strip(), owners)
+        if item is None:
             if must_exist:
                 raise NotFoundError(f"no memory with id {memory_id!r}")
             return None
@@ -480,7 +465,7 @@ class Memory:
         """Remove the scope's entities, relations, memories and logged messages; the counts say what went."""
         scope = Scope.of(user_id, agent_id, run_id)
         memories = len(self.store.list_memories(scope))  # counted first: the stores report entities only
-        removed = self.store.delete_all(scope)
+        removed = self._reserve.freeing(partial(self.store.delete_all, scope))
         return {"message": f"Deleted {memories} memories and {removed} entities (with their relations)",
                 "deleted_entities": removed, "deleted_memories": memories}
 
@@ -489,7 +474,7 @@ class Memory:
     def purge_expired(self) -> Result:
         """Remove every expired memory and logged message now (they are already invisible), with
         their history rows; returns the counts."""
-        return self._retention.purge()
+        return self._reserve.freeing(self._retention.purge)
 
     def forget(self, *, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None) -> Result:
         """Erase everything written with these ids (a user's runs too): graph, memories, conversation
@@ -497,7 +482,7 @@ class Memory:
         scope = _erasable(Scope.of(user_id, agent_id, run_id))
         self._summarizer.drain()  # a summary in flight would write the scope back
         with self.store.scope_lock(scope):  # an add of the scope in flight finishes first
-            return self._retention.forget(scope)
+            return self._reserve.freeing(partial(self._retention.forget, scope))
 
     def forget_entity(
         self, name: str, *, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None
@@ -506,13 +491,12 @@ class Memory:
         that mention it (whole word, any case), the rolling summary when it mentions it (rewritten
         later from the remaining messages), and the history rows of all of these."""
         scope = _erasable(Scope.of(user_id, agent_id, run_id))
-        if not isinstance(name, str) or not name.strip():
-            raise InvalidInputError("forget_entity needs the entity's name")
+        arguments.entity_name(name)
         if canonical_name(name) in SELF_WORDS:
             name = scope.self_name
         self._summarizer.drain()
         with self.store.scope_lock(scope):
-            return self._retention.forget_entity(scope, name)
+            return self._reserve.freeing(partial(self._retention.forget_entity, scope, name))
 
     def reset(self) -> None:
         """Remove everything graphmem stored, for every scope, and the history."""
@@ -568,50 +552,6 @@ def _closed_method(name: str) -> Callable[..., Any]:
 
     closed.__name__ = name
     return closed
-
-
-def _check_text(name: str, value: str) -> str:
-    """Text that will be stored or sent to a store must be valid Unicode (no lone surrogate)."""
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise InvalidInputError(f"{name} holds a lone surrogate character (not valid Unicode text)") from exc
-    return value
-
-
-#: Largest ``limit`` search and get_all accept (README: Input rules): a bound keeps the store's
-#: candidate counts (limit × oversampling) far inside 64-bit integers.
-MAX_LIMIT = 10_000
-
-
-def _check_limit(limit: Any) -> None:
-    if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
-        raise InvalidInputError(f"limit must be a positive integer, got {limit!r}")
-    if limit > MAX_LIMIT:
-        raise InvalidInputError(f"limit must be at most {MAX_LIMIT}, got {limit}")
-
-
-def _check_threshold(threshold: Any) -> float | None:
-    if threshold is None:
-        return None
-    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not math.isfinite(threshold):
-        raise InvalidInputError(f"threshold must be a number (a cosine, -1..1) or None, got {threshold!r}")
-    return float(threshold)
-
-
-def _check_search(query: Any, hops: Any, limit: Any, threshold: Any, filters: Any) -> tuple[str, float | None]:
-    """A search's arguments checked before any model or store is asked: the stripped query (empty:
-    nothing to find, its filters left unread) and the threshold as a float."""
-    if isinstance(hops, bool) or hops not in (1, 2):
-        raise InvalidInputError(f"hops must be 1 or 2, got {hops!r}")
-    if not isinstance(query, str):
-        raise InvalidInputError(f"query must be a string, got {type(query).__name__}")
-    _check_limit(limit)
-    checked = _check_threshold(threshold)
-    query = _check_text("query", query).strip()
-    if query and isinstance(filters, dict):
-        _check_text("filters", json.dumps(filters, ensure_ascii=False, default=str))
-    return query, checked
 
 
 def _erasable(scope: Scope) -> Scope:

@@ -15,14 +15,14 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from graphmem.errors import InvalidInputError, MissingScopeError
+from graphmem.errors import InvalidInputError, LimitExceededError, MissingScopeError
 from graphmem.results import MemoryEvent, MemoryResult, RelationResult
 
 #: Entity names longer than this are cut (documented rule: a 10k-character "name" is not a name).
 MAX_NAME_CHARS = 200
 #: Relationship types longer than this are cut after sanitising.
 MAX_REL_TYPE_CHARS = 64
-#: Scope ids longer than this are refused.
+#: Scope ids longer than this are refused (graphmem.schema.limits.SCOPE_ID_CHARS, one of the input limits).
 MAX_SCOPE_ID_CHARS = 256
 FALLBACK_REL_TYPE = "RELATED_TO"
 
@@ -135,7 +135,7 @@ def check_scope_id(arg: str, value: Any) -> str | None:
     if not value:
         raise InvalidInputError(f"{arg} is empty")
     if len(value) > MAX_SCOPE_ID_CHARS:
-        raise InvalidInputError(f"{arg} is longer than {MAX_SCOPE_ID_CHARS} characters")
+        raise LimitExceededError(f"{arg} is longer than {MAX_SCOPE_ID_CHARS} characters ({len(value):,}); the limit is {MAX_SCOPE_ID_CHARS}")
     if value != value.strip():
         raise InvalidInputError(f"{arg} {value!r} has surrounding whitespace; ids are used exactly as given")
     for ch in value:
@@ -144,6 +144,19 @@ def check_scope_id(arg: str, value: Any) -> str | None:
                 f"{arg} {value!r} contains the invisible or control character U+{ord(ch):04X}; ids are used exactly as given"
             )
     return value
+
+
+@dataclass(frozen=True)
+class Owners:
+    """Whose memories a read by id may return: these user ids, and user ids starting with one of
+    these prefixes (a server's tenant key). Checked in the store's lookup itself, so a memory of
+    someone else is never loaded: it costs what an unknown id costs."""
+
+    users: tuple[str, ...] = ()
+    prefixes: tuple[str, ...] = ()
+
+    def allow(self, user_id: str | None) -> bool:
+        return user_id is not None and (user_id in self.users or any(user_id.startswith(p) for p in self.prefixes))
 
 
 @dataclass(frozen=True)
@@ -532,6 +545,8 @@ class GraphWrite:
     messages: list[LoggedMessage] = field(default_factory=list)  # appended to the conversation log
     keep_messages: int = 200  # the log keeps the newest this-many messages of the scope
     idempotency_key: str | None = None  # a bulk import's key: recorded with the add, see Memory.add_many
+    #: with idempotency_key, the add's answer (JSON: fingerprint and result) stored in its commit (ingest/idempotency.py)
+    idempotency_outcome: str | None = None
 
     def is_empty(self) -> bool:
         return not (self.entities or self.relations or self.invalidations or self.memories or self.messages or self.idempotency_key)

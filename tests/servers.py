@@ -3,13 +3,11 @@ and a real store) and wait until they answer."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import socket
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,6 +15,8 @@ from pathlib import Path
 
 import httpx
 from conftest import TEST_DIMS
+
+from graphmem.testing.links import BOLT_COMMIT, CommitCut, Link  # noqa: F401 - the tests' links, shared with benchmarks/fault_soak.py
 
 
 def free_port() -> int:
@@ -70,58 +70,3 @@ def running(args: list[str], ready_url: str, log: Path, timeout: float = 90.0) -
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(10)
-
-
-class Link:
-    """A TCP link to a real server that a test can cut and restore, as a network or a restart
-    would: ``cut()`` closes the listening port and every connection through it (new ones are
-    refused), ``restore()`` listens on the same port again."""
-
-    def __init__(self, host: str, port: int) -> None:
-        self.upstream = (host, port)
-        self.port = free_port()
-        self._sockets: list[socket.socket] = []
-        self._listener: socket.socket | None = None
-        self.restore()
-
-    def restore(self) -> None:
-        self._listener = socket.create_server(("127.0.0.1", self.port))  # SO_REUSEADDR: the same port again
-        threading.Thread(target=self._accept, args=(self._listener,), daemon=True).start()
-
-    def cut(self) -> None:
-        listener, self._listener = self._listener, None
-        if listener is not None:
-            with contextlib.suppress(OSError):
-                listener.shutdown(socket.SHUT_RDWR)  # wakes the accepting thread
-            listener.close()
-        for s in self._sockets:
-            with contextlib.suppress(OSError):
-                s.shutdown(socket.SHUT_RDWR)
-            s.close()
-        self._sockets.clear()
-
-    def _accept(self, listener: socket.socket) -> None:
-        while True:
-            try:
-                client, _ = listener.accept()
-            except OSError:
-                return
-            if listener is not self._listener:
-                client.close()
-                return
-            upstream = socket.create_connection(self.upstream)
-            self._sockets += [client, upstream]
-            for a, b in ((client, upstream), (upstream, client)):
-                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
-
-    @staticmethod
-    def _pump(source: socket.socket, sink: socket.socket) -> None:
-        try:
-            while chunk := source.recv(65536):
-                sink.sendall(chunk)
-        except OSError:
-            pass
-        finally:
-            for s in (source, sink):
-                with contextlib.suppress(OSError):
-                    s.shutdown(socket.SHUT_RDWR)

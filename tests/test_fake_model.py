@@ -115,3 +115,70 @@ def test_fake_llm_command_serves_the_cli(tmp_path):
         proc.terminate()
         proc.wait(20)
     assert "stopped after 2 chat requests" in log.read_text()
+
+
+def _script_the_move(fake) -> None:
+    fake.when("I live in Boston", facts=["Lives in Boston"], entities=[("I", "person"), ("Boston", "city")],
+              relations=[("I", "lives_in", "Boston")])
+    fake.when("I moved to Denver", facts=["Lives in Denver"], entities=[("me", "person"), ("Denver", "city")],
+              relations=[("me", "lives_in", "Denver")], retire=[("I", "lives_in", "Boston")])
+
+
+@pytest.mark.parametrize("mode", ["staged", "single_pass"])
+def test_the_fake_consolidates_a_move_like_a_careful_model(fake_model, tmp_path, mode):
+    """The README's story: the retired relation's memory is UPDATEd to the new fact, in both add modes."""
+    _script_the_move(fake_model)
+    with _memory(fake_model, tmp_path, add_mode=mode) as memory:
+        memory.add("I live in Boston", user_id="alice", timestamp="2023-03-01")
+        moved = memory.add("I moved to Denver last month", user_id="alice", timestamp="2024-06-15")
+        assert [(r["memory"], r["event"]) for r in moved["results"]] == [("Lives in Denver", "UPDATE")]
+        assert [m["memory"] for m in memory.get_all(user_id="alice")["results"]] == ["Lives in Denver"]
+        found = memory.search("where do I live?", user_id="alice")
+        assert found["results"][0]["memory"] == "Lives in Denver"
+        assert [r["destination"] for r in found["relations"]] == ["Denver"]
+        history = memory.history(found["results"][0]["id"])
+        assert [(e["event"], e["new_memory"]) for e in history] == [("ADD", "Lives in Boston"), ("UPDATE", "Lives in Denver")]
+    assert fake_model.problems == []
+
+
+@pytest.mark.parametrize("mode", ["staged", "single_pass"])
+def test_the_fake_deletes_a_memory_whose_relation_ends_without_a_replacement(fake_model, tmp_path, mode):
+    fake_model.when("I love badminton", facts=["Loves badminton", "Has a dog"], entities=[("I", "person"), ("badminton", "activity")],
+                    relations=[("I", "loves", "badminton")])
+    fake_model.when("I do not like badminton any more", facts=["Has given up sports"], entities=[("I", "person"), ("badminton", "activity")],
+                    retire=[("me", "LOVES", "Badminton")])
+    with _memory(fake_model, tmp_path, add_mode=mode) as memory:
+        memory.add("I love badminton", user_id="alice")
+        changed = memory.add("I do not like badminton any more", user_id="alice")
+        assert sorted((r["memory"], r["event"]) for r in changed["results"]) == [("Has given up sports", "ADD"), ("Loves badminton", "DELETE")]
+        assert sorted(m["memory"] for m in memory.get_all(user_id="alice")["results"]) == ["Has a dog", "Has given up sports"]
+        assert memory.get_all(user_id="alice")["relations"] == []
+    assert fake_model.problems == []
+
+
+@pytest.mark.parametrize("mode", ["staged", "single_pass"])
+def test_an_unusable_scripted_retirement_says_which_and_why(fake_model, tmp_path, mode, caplog):
+    _script_the_move(fake_model)
+    fake_model.when("Actually I left Chicago", facts=[], entities=[("I", "person"), ("Austin", "city")],
+                    relations=[("I", "works_in", "Austin")], retire=[("I", "lives_in", "Chicago")])
+    with _memory(fake_model, tmp_path, add_mode=mode) as memory:
+        memory.add("I live in Boston", user_id="alice")
+        with caplog.at_level("WARNING", logger="graphmem.testing"):
+            memory.add("Actually I left Chicago", user_id="alice")
+        assert sorted(r["destination"] for r in memory.get_all(user_id="alice")["relations"]) == ["Austin", "Boston"]
+    assert fake_model.problems == ["retire ['I', 'lives_in', 'Chicago']: not one of the existing relations shown "
+                                   "to the model (alice LIVES_IN Boston)"]
+    assert "retire ['I', 'lives_in', 'Chicago']" in caplog.text
+
+
+def test_a_bad_script_item_is_refused_with_its_place_and_reason(tmp_path):
+    from graphmem.errors import ConfigError
+    from graphmem.testing.command import load_script
+
+    script = tmp_path / "answers.json"
+    script.write_text(json.dumps([{"text": "I moved", "retire": [["I", "lives_in"]]}]))
+    with pytest.raises(ConfigError, match=r"answers.json\[0\]\.retire\[0\]: .*\[source, relationship, destination\]"):
+        load_script(script)
+    script.write_text(json.dumps([{"text": "I moved", "entities": [["Denver"]]}]))
+    with pytest.raises(ConfigError, match=r"answers.json\[0\]\.entities\[0\]: .*\[name, type\]"):
+        load_script(script)

@@ -301,7 +301,7 @@ def test_model_dates_at_the_edge_are_unknown_not_a_crash(memory, server, uid):
 
 
 def test_limit_is_bounded_on_every_store(memory, uid):
-    from graphmem.memory import MAX_LIMIT
+    from graphmem.schema.limits import RESULT_LIMIT as MAX_LIMIT
 
     memory.add("I like tea", user_id=uid, infer=False)
     assert memory.search("tea", user_id=uid, limit=MAX_LIMIT)["results"]

@@ -35,9 +35,12 @@ def test_every_profile_is_commented_json_that_loads(profile, tmp_path):
     path.write_text(text)
     config = MemoryConfig.load(read_config(path))
     assert config.graph_store.provider == "embedded" and str(config.history_db_path) == str(tmp_path / "history.db")
-    expected = {"offline": ("openai_compatible", "onnx"), "openai": ("openai", "openai"), "ollama": ("ollama", "openai")}[profile]
+    expected = {"offline": ("openai_compatible", "hashing"), "download": ("openai_compatible", "onnx"), "openai": ("openai", "openai"),
+                "ollama": ("ollama", "openai")}[profile]
     assert (config.llm.provider, config.embedder.provider) == expected
-    if profile == "offline":
+    folder = tmp_path / "graph" if profile == "offline" else tmp_path / profile / "graph"  # one folder per embedder
+    assert config.graph_store.config == {"path": str(folder)}
+    if profile == "download":
         assert config.embedder.config == {"model": "sentence-transformers/all-MiniLM-L6-v2"}
 
 
@@ -45,8 +48,8 @@ def test_the_first_run_offline(newcomer, capsys):
     with FakeModel() as fake:
         fake.when("I moved to Denver", facts=["Lives in Denver"], entities=[("I", "person"), ("Denver", "city")],
                   relations=[("I", "lives_in", "Denver")])
-        assert main(["init", "--model-dir", str(MODEL_DIR), "--llm-base-url", fake.base_url]) == 0
-        assert f"wrote {newcomer / 'graphmem.json'} (profile offline)" in capsys.readouterr().out
+        assert main(["init", "--profile", "download", "--model-dir", str(MODEL_DIR), "--llm-base-url", fake.base_url]) == 0
+        assert f"wrote {newcomer / 'graphmem.json'} (profile download)" in capsys.readouterr().out
         assert main(["add", "I moved to Denver", "--user", "alice"]) == 0  # no --config: ./graphmem.json is found
         assert "alice -[LIVES_IN]-> Denver" in capsys.readouterr().out
         assert main(["search", "where do I live?", "--user", "alice"]) == 0

@@ -156,12 +156,14 @@ def test_inspector_for_a_tenant_key(chrome, world):  # noqa: F811 - the fixture 
 
 
 def _memories_screen(driver, world, folder: Path) -> None:
+    assert by_id(driver, "tab-graph").get_attribute("aria-selected") == "true"  # an as_of link opens the graph
+    open_tab(driver, "memories")
     rows = table_text(driver, "memories")
     assert "I love playing badminton on Sundays" in rows and "My sister Jesica has a dog" in rows
     assert SECRET not in driver.page_source
     by_id(driver, "query").send_keys("badminton")
     by_id(driver, "search").click()
-    wait(driver, lambda d: "hits for" in d.find_element("id", "memories-caption").text)
+    wait(driver, lambda d: " for “badminton”" in d.find_element("id", "memories-caption").text)
     first = by_id(driver, "memories").find_element("css selector", "tbody tr")
     assert "badminton" in first.text
     scores = first.find_element("css selector", ".scores").text

@@ -121,7 +121,7 @@ def test_http_server_with_scope_per_call(request, tmp_path, llm, store):
             assert "user_id" in await _error(client, "search_memory", {"query": "secret"})  # no scope at all
             assert (await _ok(client, "get_memory", {"memory_id": bobs, "user_id": bob}))["memory"] == "bob's secret"
 
-    args = graphmem_command("mcp", "--http", "--port", str(port), "--scope-per-call", "--config", config)
+    args = graphmem_command("mcp", "--http", "--port", str(port), "--scope-per-call", "--no-auth", "--config", config)
     with running(args, f"http://127.0.0.1:{port}/mcp", tmp_path / "mcp.log"):
         asyncio.run(main())
     log = (tmp_path / "mcp.log").read_text(errors="replace")  # one access line per tool call, no arguments

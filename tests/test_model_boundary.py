@@ -290,9 +290,10 @@ def test_dateparser_is_a_core_dependency_and_dates_an_empty_alias() -> None:
 # --- graphmem doctor ---------------------------------------------------------------------------------
 
 
-def doctor(tmp_path: Path, llm: dict) -> subprocess.CompletedProcess:
+def doctor(tmp_path: Path, llm: dict, store: Path | None = None) -> subprocess.CompletedProcess:
     config = tmp_path / "config.json"
-    config.write_text(json.dumps({"llm": llm, "embedder": {"provider": "hashing", "config": {"dims": 64}}}))
+    graph_store = {"provider": "embedded", "config": {"path": str(store or tmp_path / "graph")}}
+    config.write_text(json.dumps({"llm": llm, "embedder": {"provider": "hashing", "config": {"dims": 64}}, "graph_store": graph_store}))
     return subprocess.run([sys.executable, "-m", "graphmem.cli.main", "doctor", "--config", str(config)],
                           capture_output=True, text=True, timeout=120, cwd=ROOT)
 
@@ -314,6 +315,22 @@ def test_doctor_passes_a_usable_server_and_says_how_it_answered(tmp_path, name: 
     assert "ok: every stage works" in run.stdout and "embedder: hashing-64, 64 dimensions" in run.stdout
     if name == "gateway-reasoning":
         assert "adapted: sends max_completion_tokens instead of max_tokens; omits temperature" in run.stdout
+
+
+def test_doctor_opens_the_store_and_reports_what_the_next_command_would_hit(tmp_path) -> None:
+    """A store built by another embedder (256 dimensions, the hashing default) is what the next add
+    would fail on: doctor says so and exits 1, instead of "ok: every stage works"."""
+    built = tmp_path / "built-by-another"
+    with Memory({"embedder": {"provider": "hashing"}, "graph_store": {"provider": "embedded", "config": {"path": str(built)}},
+                 "history_db_path": str(tmp_path / "h.db")}) as memory:
+        memory.add("I keep bees", user_id="dee", infer=False)
+    with ScriptedLLMServer(api_key="good") as server:
+        fresh = doctor(tmp_path, _llm(server.base_url, "m"))
+        other = doctor(tmp_path, _llm(server.base_url, "m"), store=built)
+    assert fresh.returncode == 0 and f"store: embedded store {tmp_path / 'graph'} (empty: the first add creates it)" in fresh.stdout
+    assert other.returncode == 1 and "ok: every stage works" not in other.stdout, other.stdout
+    assert f"store: embedded store {built}: FAILED: graph store {built} holds 256-dimensional embeddings, not the 64" in other.stdout
+    assert "graphmem init --data-dir DIR --force" in other.stdout and "not ok" in other.stdout
 
 
 def _fix_lines(run: subprocess.CompletedProcess) -> list[str]:

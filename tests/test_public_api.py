@@ -75,10 +75,10 @@ def documented_paths() -> dict[str, str]:
 def test_graphmem_all_is_pinned():
     assert graphmem.__all__ == [
         "AsyncMemory", "BM25_ONLY", "HYBRID", "VECTOR_ONLY",
-        "ClosedError", "ConfigError", "EmbeddingError", "GraphMemError", "InvalidInputError",
-        "LLMError", "LLMResponseError", "LLMUnavailableError",
+        "ClosedError", "ConfigError", "EmbeddingError", "GraphMemError", "IdempotencyConflictError",
+        "InvalidInputError", "LLMError", "LLMResponseError", "LLMUnavailableError", "LimitExceededError",
         "Memory", "MemoryConfig", "MissingScopeError", "NotFoundError", "SearchPreset",
-        "StoreError", "StoreUnavailableError", "__version__",
+        "StoreError", "StoreUnavailableError", "WriteOutcomeUnknown", "__version__",
     ]  # fmt: skip
     for name in graphmem.__all__:
         assert getattr(graphmem, name) is not None

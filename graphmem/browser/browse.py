@@ -31,6 +31,7 @@ from graphmem.config import MemoryConfig, Neo4jSettings
 from graphmem.errors import (
     GraphMemError,
     InvalidInputError,
+    LauncherError,
     NotFoundError,
     StoreError,
     StoreUnavailableError,
@@ -185,20 +186,25 @@ def configured_target(settings: Neo4jSettings, browser_url: str | None = None) -
                   password=settings.password.get_secret_value() if settings.password else None)
 
 
-def launcher_target(launcher: Any = None, browser_url: str | None = None, why: str = "") -> Target:
-    """The project's Neo4j launcher, started when it is not running (Browser there needs no login)."""
+def launcher_target(launcher: Any = None, browser_url: str | None = None, why: str = "",
+                    ports: tuple[int, int] | None = None) -> Target:
+    """The project's Neo4j launcher (on ``ports``, bolt and HTTP, default 7687 and 7474), started when
+    it is not running (Browser there needs no login)."""
     try:
         if launcher is None:
             from graphmem.launcher import Neo4jLauncher
 
-            launcher = Neo4jLauncher()
+            launcher = Neo4jLauncher(bolt_port=ports[0], http_port=ports[1]) if ports else Neo4jLauncher()
         uri = launcher.start()
+    except LauncherError as exc:
+        raise LauncherError(f"{exc} (graphmem browse takes other ports: --bolt-port B --http-port H)") from exc
     except GraphMemError:
         raise
     except Exception as exc:
         raise StoreUnavailableError(
             f"no Neo4j to browse in: the project's Neo4j launcher did not start ({_short(exc)}). "
-            "Configure a neo4j graph_store, or start one with: python -m graphmem.launcher start") from exc
+            "Configure a neo4j graph_store, or give the launcher free ports: graphmem browse --bolt-port B --http-port H "
+            "(the same as python -m graphmem.launcher start --bolt-port B --http-port H)") from exc
     return Target(bolt_url=uri, browser_url=browser_url or launcher.browser_url,
                   description=f"the project's Neo4j launcher at {uri}{why}")
 
@@ -208,8 +214,9 @@ def launcher_target(launcher: Any = None, browser_url: str | None = None, why: s
 
 def browse(config: dict[str, Any] | MemoryConfig | None, scope: Scope, view: str = "user_graph",
            extra: dict[str, Any] | None = None, *, launcher: Any = None, browser_url: str | None = None,
-           out: Out | None = None) -> BrowseResult:
-    """Make sure a Neo4j holds the scope's graph, and return the Browser URL for ``view``."""
+           out: Out | None = None, ports: tuple[int, int] | None = None) -> BrowseResult:
+    """Make sure a Neo4j holds the scope's graph, and return the Browser URL for ``view``; ``ports``:
+    the launcher's bolt and HTTP ports when the config's store is the embedded one."""
     out = out or _note
     cfg = config if isinstance(config, MemoryConfig) else MemoryConfig.load(config)
     values = _view_values(view, scope, extra or {})
@@ -224,7 +231,7 @@ def browse(config: dict[str, Any] | MemoryConfig | None, scope: Scope, view: str
         if copy.is_empty:
             raise NotFoundError(f"{_named(scope)} has no graph in {where}: nothing to show in Neo4j Browser. "
                                 f"Add memories first (graphmem add ... {_flags(scope)}).")
-        target = launcher_target(launcher, browser_url, f" (the config uses {where}; the scope's graph is copied there)")
+        target = launcher_target(launcher, browser_url, f" (the config uses {where}; the scope's graph is copied there)", ports)
     out(f"Neo4j: {target.description}")
     connection = _Connection(target)
     try:
@@ -343,7 +350,7 @@ def run(ns: Any, config: dict[str, Any] | None) -> int:
     """``graphmem browse``: notes on stderr, the URL alone on stdout."""
     scope = Scope.of(ns.user_id, ns.agent_id, ns.run_id)
     extra = {"entity": ns.entity, "from": ns.date_from, "to": ns.date_to, "relation_id": ns.relation}
-    result = browse(config, scope, ns.query, extra, browser_url=ns.browser_url)
+    result = browse(config, scope, ns.query, extra, browser_url=ns.browser_url, ports=(ns.bolt_port, ns.http_port))
     cfg = MemoryConfig.load(config)
     style = write_style(cfg.graph_store.ontology, cfg.history_db_path.expanduser().parent)
     _note(f"style (once per web browser): run :style in Neo4j Browser and drop {style} on its frame")

@@ -3,7 +3,7 @@
 It sends each LLM stage one small request with the stage's real tools and prints how the model
 answered (tool calls, named choice, text parsed, JSON mode), latency, tokens and what the client had
 to adapt; a stage that cannot work gets a one-line fix (wrong URL, bad key, a model that answers
-neither tools nor JSON). The embedder is checked too, against an existing Neo4j index's dimensions.
+neither tools nor JSON). The embedder is checked too, and the configured store opened with its dimensions (the embedded one read-only).
 Exit 0 when everything works, 1 otherwise; never a traceback.
 """
 
@@ -91,24 +91,44 @@ def _one_line(text: str) -> str:
 
 
 def check_embedder(config: Any) -> tuple[bool, str]:
-    """The embedder answers, and its dimensions fit an existing Neo4j vector index."""
-    from graphmem.factory import build_embedder, build_store
+    """The embedder answers, and the configured store opens with its dimensions (what the next
+    command would meet: another embedder's store, an unreadable folder, an unreachable Neo4j)."""
+    from graphmem.factory import build_embedder
 
     try:
         embedder = build_embedder(config.embedder)
         started = time.perf_counter()
         dims = len(embedder.embed(["graphmem doctor"])[0])
-        line = f"embedder: {embedder.name}, {dims} dimensions, {(time.perf_counter() - started) * 1000:.0f} ms"
-        if config.graph_store.provider != "neo4j":
-            return True, line + " (embedded store: checked when it opens)"
-        store = build_store(config.graph_store, dims)
+    except GraphMemError as exc:
+        return False, f"embedder: FAILED: {_one_line(str(exc))}\n  fix: check embedder.config (graphmem init writes a working one)"
+    line = f"embedder: {embedder.name}, {dims} dimensions, {(time.perf_counter() - started) * 1000:.0f} ms"
+    ok, store_line = check_store(config.graph_store, dims)
+    return ok, f"{line}\n{store_line}"
+
+
+def check_store(store_config: Any, dims: int) -> tuple[bool, str]:
+    """Open the store as the next command would (the embedded one read-only: no lock is taken, so a
+    running `graphmem serve` does not matter), with the embedder's dimensions."""
+    from graphmem.config import EmbeddedSettings
+    from graphmem.factory import build_store
+
+    settings = store_config.settings()
+    embedded = isinstance(settings, EmbeddedSettings)
+    where = f"embedded store {settings.path.expanduser()}" if embedded else f"Neo4j {settings.url}"
+    if embedded and not settings.path.expanduser().exists():
+        return True, f"store: {where} (empty: the first add creates it)"
+    if embedded:
+        store_config = store_config.model_copy(update={"config": {**store_config.config, "read_only": True}})
+    try:
+        store = build_store(store_config, dims)
         try:
-            store.setup()  # raises ConfigError when an existing vector index has other dimensions
+            store.setup()  # Neo4j: raises ConfigError when an existing vector index has other dimensions
         finally:
             store.close()
-        return True, line + " (fits the Neo4j vector indexes)"
     except GraphMemError as exc:
-        return False, f"embedder: FAILED: {_one_line(str(exc))}\n  fix: use the embedder the database was built with, or fix embedder.config"
+        return False, (f"store: {where}: FAILED: {' '.join(str(exc).split())}\n  fix: use the embedder the store was built "
+                       "with, or give this embedder its own store (graph_store.config.path, or another Neo4j database)")
+    return True, f"store: {where} opens with {dims}-dimensional embeddings" + ("" if embedded else " (fits the Neo4j vector indexes)")
 
 
 def run(ns: argparse.Namespace, config_dict: dict[str, Any] | None) -> int:

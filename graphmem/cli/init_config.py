@@ -1,6 +1,7 @@
 """``graphmem init``: a commented config file every command then finds, and the finding itself.
 
-    graphmem init                          # ./graphmem.json, the offline profile
+    graphmem init                          # ./graphmem.json, the offline profile: nothing to download
+    graphmem init --profile download       # a local semantic embedder, downloaded once
     graphmem init --profile openai|ollama  # or a hosted / a local model server
     graphmem init --global                 # $GRAPHMEM_HOME/config.json (~/.graphmem/config.json)
 
@@ -20,7 +21,7 @@ from typing import Any
 from graphmem.errors import ConfigError, InvalidInputError
 
 LOCAL_NAME = "graphmem.json"
-PROFILES = ("offline", "openai", "ollama")
+PROFILES = ("offline", "download", "openai", "ollama")
 FAKE_LLM_URL = "http://127.0.0.1:8790/v1"  # graphmem fake-llm's default address
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 
@@ -58,7 +59,10 @@ def render(profile: str, data_dir: Path, model_dir: Path | None = None, llm_base
     if profile not in PROFILES:
         raise InvalidInputError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
     llm, embedder, notes = _PROFILE_PARTS[profile](model_dir, llm_base_url)
-    store = {"provider": "embedded", "config": {"path": str(data_dir / "graph")}}
+    # a store keeps the embedder it was built with: each profile's embedder gets its own folder
+    # (offline's is the folder Memory() and the hashing quickstart default to)
+    folder = data_dir / "graph" if profile == "offline" else data_dir / profile / "graph"
+    store = {"provider": "embedded", "config": {"path": str(folder)}}
     lines = [
         f"// graphmem configuration, profile {profile!r} (written by `graphmem init`).",
         "// Every graphmem command finds it: --config FILE, else $GRAPHMEM_CONFIG, else ./graphmem.json,",
@@ -76,7 +80,7 @@ def render(profile: str, data_dir: Path, model_dir: Path | None = None, llm_base
     return "\n".join(lines) + "\n"
 
 
-def _offline(model_dir: Path | None, llm_base_url: str | None) -> tuple[dict[str, Any], dict[str, Any], dict[str, list[str]]]:
+def _download(model_dir: Path | None, llm_base_url: str | None) -> tuple[dict[str, Any], dict[str, Any], dict[str, list[str]]]:
     llm = {"provider": "openai_compatible", "config": {"base_url": llm_base_url or FAKE_LLM_URL, "model": "graphmem-fake"}}
     embedder = {"provider": "onnx", "config": {"model_dir": str(model_dir)} if model_dir else {"model": DEFAULT_MODEL}}
     return llm, embedder, {
@@ -108,18 +112,32 @@ def _ollama(model_dir: Path | None, llm_base_url: str | None) -> tuple[dict[str,
     }
 
 
-_PROFILE_PARTS = {"offline": _offline, "openai": _openai, "ollama": _ollama}
+def _offline(model_dir: Path | None, llm_base_url: str | None) -> tuple[dict[str, Any], dict[str, Any], dict[str, list[str]]]:
+    """Nothing to download and no network: the hashing embedder in-process, the fake model's address."""
+    llm = {"provider": "openai_compatible", "config": {"base_url": llm_base_url or FAKE_LLM_URL, "model": "graphmem-fake"}}
+    return llm, {"provider": "hashing"}, {
+        "llm": ["  // The LLM that extracts facts and the graph (add without --no-infer). `graphmem fake-llm` serves a",
+                "  // fake one at this address (offline; each message becomes one fact, --script FILE scripts graphs).",
+                "  // A real model: `graphmem init --profile openai|ollama`, or the base_url and model of your server."],
+        "embedder": ["  // The hashing embedder: in-process, nothing to download, lexical (words must match, not meanings).",
+                     "  // Semantic search: `graphmem init --profile download` (a local model, downloaded once) or openai;",
+                     "  // a store keeps the embedder it was built with, so give another embedder another data folder."],
+    }
+
+
+_PROFILE_PARTS = {"offline": _offline, "download": _download, "openai": _openai, "ollama": _ollama}
 
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("init", help="write a commented config file", description="Write a commented config file that every "
                        "graphmem command then finds (./graphmem.json, or $GRAPHMEM_HOME/config.json with --global). "
-                       "Profiles: offline (local embedder, embedded store, the fake LLM of `graphmem fake-llm`), openai, ollama.")
+                       "Profiles: offline (nothing to download: the hashing embedder, the embedded store, the fake LLM of `graphmem fake-llm`), "
+                       "download (the same with a local semantic embedder, downloaded once), openai, ollama.")
     p.add_argument("--profile", choices=PROFILES, default="offline", help="what the config uses (default offline)")
     p.add_argument("--global", dest="global_", action="store_true", help="write $GRAPHMEM_HOME/config.json instead of ./graphmem.json")
     p.add_argument("--output", type=Path, help="write this file instead")
-    p.add_argument("--model-dir", type=Path, help="offline: a local ONNX model folder instead of downloading the model")
-    p.add_argument("--llm-base-url", help="the LLM's OpenAI-compatible base URL (offline default: graphmem fake-llm's)")
+    p.add_argument("--model-dir", type=Path, help="download profile: a local ONNX model folder instead of downloading the model")
+    p.add_argument("--llm-base-url", help="the LLM's OpenAI-compatible base URL (offline and download default: graphmem fake-llm's)")
     p.add_argument("--data-dir", type=Path, help="where the store and history go (default $GRAPHMEM_HOME)")
     p.add_argument("--force", action="store_true", help="overwrite an existing file")
 
@@ -136,7 +154,7 @@ def run(ns: Any) -> int:
     target.write_text(text, encoding="utf-8")
     MemoryConfig.load(read_config(target))  # what was written loads
     print(f"wrote {target} (profile {ns.profile})")
-    if ns.profile == "offline":
+    if ns.profile in ("offline", "download"):
         print("next: `graphmem fake-llm` in another shell (the offline LLM), then e.g.\n"
               "  graphmem add \"I moved to Denver\" --user alice\n  graphmem search \"where do I live?\" --user alice",
               file=sys.stderr)

@@ -99,12 +99,14 @@ def _positive_int(text: str) -> int:
 
 
 def _iso_time(text: str) -> str:
+    """An ISO-8601 date/time; argparse's message names the option ("argument --as-of: ...")."""
     from graphmem.types import parse_time
 
     try:
-        parse_time(text)
+        parse_time(text, field_name="the date")
     except (GraphMemError, ValueError, OverflowError) as exc:
-        raise argparse.ArgumentTypeError(f"not an ISO-8601 date/time: {text!r} ({exc})") from None
+        reason = "" if "is not ISO-8601" in str(exc) else f" ({exc})"
+        raise argparse.ArgumentTypeError(f"not an ISO-8601 date/time: {text!r}{reason} (e.g. 2024-06-15 or 2024-06-15T09:30:00Z)") from None
     return text
 
 
@@ -242,6 +244,8 @@ def _add_browse_and_export(sub: Any) -> None:
     p.add_argument("--relation", help="relation id, from the history view (provenance)")
     p.add_argument("--browser-url", help="Neo4j Browser address (default: where the server says it serves HTTP, else port 7474)")
     p.add_argument("--open", action="store_true", help="also open the URL in a web browser")
+    p.add_argument("--bolt-port", type=_positive_int, default=7687, help="embedded store: the bolt port of the launcher's Neo4j the graph is copied to (default 7687)")
+    p.add_argument("--http-port", type=_positive_int, default=7474, help="embedded store: that Neo4j's HTTP (Browser) port (default 7474)")
     _scope_args(p)
     p.add_argument("--config", type=Path, help="JSON config file (default: $GRAPHMEM_CONFIG, ./graphmem.json, $GRAPHMEM_HOME/config.json)")
 

@@ -49,6 +49,15 @@ class Embedder(ABC):
     dims: int
     name: str
     calls: int = 0
+    #: prefixed to search queries only (embed_query); e.g. bge's "Represent this sentence for ..."
+    query_instruction: str = ""
+    #: prefixed to every stored text (embed): documents, facts, entity names; e.g. e5's "passage: "
+    passage_instruction: str = ""
+    #: the cosine two unrelated stored texts typically get with this model (0 for MiniLM, 0.43 for
+    #: bge-small), and a search query and an unrelated stored text (0 / 0.34): thresholds are relative
+    #: similarities mapped through them (cosine_for; embeddings/models.py)
+    score_floor: float = 0.0
+    query_floor: float = 0.0
 
     def __init__(self) -> None:
         self.calls = 0
@@ -76,14 +85,31 @@ class Embedder(ABC):
             self.calls += 1
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        """Embed a batch of texts; returns one unit-length vector per text, in order.
+        """Embed a batch of stored texts (documents, facts, names: the passage instruction is
+        prefixed); returns one unit-length vector per text, in order. Search queries go through
+        :meth:`embed_query` instead.
 
         An empty batch returns ``[]`` and is not counted. Errors other than graphmem's own are
         raised as :class:`EmbeddingError` with the original exception as ``__cause__``.
         """
         if isinstance(texts, (str, bytes)):
             raise InvalidInputError("embed() takes a sequence of strings; use embed_one() for a single text")
-        texts = list(texts)
+        return self._embed_checked(list(texts), self.passage_instruction)
+
+    def embed_query(self, text: str) -> list[float]:
+        """Embed one search query (the model's query instruction prefixed; one counted call)."""
+        if not isinstance(text, str):
+            raise InvalidInputError(f"embed_query() takes a string, got {type(text).__name__}")
+        return self._embed_checked([text], self.query_instruction)[0]
+
+    def cosine_for(self, relative: float, query: bool = False) -> float:
+        """This model's cosine for a relative similarity (0 = unrelated, 1 = identical) between two
+        stored texts, or (``query``) from a search query to a stored text: how every threshold of
+        graphmem is applied, so 0.7 means the same closeness with any model."""
+        floor = self.query_floor if query else self.score_floor
+        return floor + relative * (1.0 - floor)
+
+    def _embed_checked(self, texts: list[str], prefix: str) -> list[list[float]]:
         for i, text in enumerate(texts):
             if not isinstance(text, str):
                 raise InvalidInputError(f"embed() item {i} is {type(text).__name__}, expected str")
@@ -91,7 +117,7 @@ class Embedder(ABC):
             return []
         self._count_call()
         try:
-            raw = self._embed(texts)
+            raw = self._embed([prefix + t for t in texts] if prefix else texts)
         except GraphMemError:
             raise
         except Exception as exc:  # translate at the boundary

@@ -3,7 +3,8 @@
     {"provider": "onnx", "config": {"model": "sentence-transformers/all-MiniLM-L6-v2"}}
 
 The files an ONNX sentence model needs (``onnx/model.onnx``, ``tokenizer.json``, ``config.json``,
-and ``1_Pooling/config.json`` when the repository has one) are fetched on first use; later starts
+and, when the repository has them, ``1_Pooling/config.json`` and sentence-transformers' prompt and
+length files: embeddings/models.py) are fetched on first use; later starts
 read them from the cache without a request. Where from and where to:
 - ``HF_ENDPOINT`` (a mirror, a local server), else the hub's default;
 - the cache: ``config.cache_dir``, else ``$HF_HUB_CACHE``, else ``$HF_HOME/hub``, else
@@ -19,7 +20,8 @@ from pathlib import Path
 from graphmem.errors import ConfigError
 
 #: (path in the repository, required)
-MODEL_FILES = (("onnx/model.onnx", True), ("tokenizer.json", True), ("config.json", False), ("1_Pooling/config.json", False))
+MODEL_FILES = (("onnx/model.onnx", True), ("tokenizer.json", True), ("config.json", False), ("1_Pooling/config.json", False),
+               ("config_sentence_transformers.json", False), ("sentence_bert_config.json", False))
 INSTALL_HINT = "pip install 'graphmem[local]'"
 
 

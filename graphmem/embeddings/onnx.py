@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from graphmem.embeddings import models
 from graphmem.embeddings.base import Embedder
 from graphmem.errors import ConfigError, EmbeddingError
 
@@ -22,6 +23,8 @@ _INSTALL_HINT = "pip install 'graphmem[local]'"
 _POOLING_MODES = ("mean", "cls", "max", "mean_sqrt_len")
 _DTYPES = {"tensor(int64)": np.int64, "tensor(int32)": np.int32}
 _KNOWN_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+#: tokens per text when max_length is not set (and the model allows as many)
+DEFAULT_MAX_LENGTH = 256
 
 
 def _read_pooling(model_dir: Path) -> str:
@@ -187,36 +190,58 @@ class OnnxEmbedder(Embedder):
     def __init__(
         self,
         model_dir: str | os.PathLike[str] | None = None,
-        max_length: int = 256,
+        max_length: int | None = None,
         batch_size: int = 32,
         threads: int | None = None,
         model: str | None = None,
         revision: str = "main",
         cache_dir: str | os.PathLike[str] | None = None,
+        pooling: str | None = None,
+        query_instruction: str | None = None,
+        passage_instruction: str | None = None,
+        score_floor: float | None = None,
+        query_floor: float | None = None,
     ) -> None:
         """``model_dir`` (a folder) or ``model`` (a repository name, downloaded once at ``revision``
-        into ``cache_dir``: embeddings/hub.py)."""
+        into ``cache_dir``: embeddings/hub.py). Pooling, instructions, max length and score floor
+        come from the model (embeddings/models.py: its table, then its folder); a value given here wins."""
         super().__init__()
-        model_dir = _model_folder(model_dir, model, revision, cache_dir)
-        _check_settings(max_length, batch_size, threads)
-        self.model_dir = Path(model_dir).expanduser()
+        folder = _model_folder(model_dir, model, revision, cache_dir)
+        _check_settings(256 if max_length is None else max_length, batch_size, threads)
+        if pooling is not None and pooling not in _POOLING_MODES:
+            raise ConfigError(f"OnnxEmbedder pooling must be one of {', '.join(_POOLING_MODES)}, got {pooling!r}")
+        self.model_dir = Path(folder).expanduser()
         model_path, tokenizer_path = _model_files(self.model_dir)
         _require_runtime()
-
+        self.name = f"onnx:{_display_name(self.model_dir)}"
+        profile = models.resolve(model or _display_name(self.model_dir), self.model_dir, {
+            "pooling": pooling, "query_instruction": query_instruction, "passage_instruction": passage_instruction,
+            "max_length": max_length, "score_floor": score_floor, "query_floor": query_floor})
+        # the model's own limit bounds it; by default graphmem feeds at most DEFAULT_MAX_LENGTH tokens
+        # (an add's embedding cost grows with the tokens: a 512-token bge pass is ~2.5x a 256 one)
+        max_length = max_length if max_length is not None else min(profile.max_length or DEFAULT_MAX_LENGTH, DEFAULT_MAX_LENGTH)
         max_positions = _max_positions(self.model_dir)
         if max_positions is not None and max_length > max_positions:
             max_length = max_positions  # longer inputs would overflow the position embeddings
         self.max_length = max_length
         self.batch_size = batch_size
         self.threads = threads
-        self.pooling = _read_pooling(self.model_dir)
-        self.name = f"onnx:{_display_name(self.model_dir)}"
+        self.pooling = profile.pooling or _read_pooling(self.model_dir)
+        self.query_instruction, self.passage_instruction = profile.query_instruction, profile.passage_instruction
         self._tokenizer = _load_tokenizer(tokenizer_path, max_length)
         self._session = _open_session(model_path, threads)
         self._inputs = _model_inputs(self._session, model_path)
         self._output_name, dims = _model_output(self._session)
         # a symbolic last dimension: ask the model once
         self.dims = dims if dims is not None else len(self._run(["dimension probe"])[0])
+        if profile.score_floor is None:  # a model the table does not know: measured (not a caller's calls)
+            floor, query_floor = models.floors(self.embed, self.embed_query)
+            self.calls = 0
+            self.score_floor = floor
+            self.query_floor = profile.query_floor if profile.query_floor is not None else query_floor
+        else:
+            self.score_floor = profile.score_floor
+            self.query_floor = profile.query_floor if profile.query_floor is not None else profile.score_floor
 
     # -- inference -----------------------------------------------------------------------
 
@@ -264,6 +289,7 @@ class OnnxEmbedder(Embedder):
 
     def __repr__(self) -> str:
         return (
-            f"OnnxEmbedder(model_dir={str(self.model_dir)!r}, dims={self.dims}, "
-            f"max_length={self.max_length}, batch_size={self.batch_size}, pooling={self.pooling!r})"
+            f"OnnxEmbedder(model_dir={str(self.model_dir)!r}, dims={self.dims}, max_length={self.max_length}, "
+            f"batch_size={self.batch_size}, pooling={self.pooling!r}, query_instruction={self.query_instruction!r}, "
+            f"passage_instruction={self.passage_instruction!r}, score_floor={self.score_floor}, query_floor={self.query_floor})"
         )

@@ -35,8 +35,17 @@ class OpenAIEmbedder(Embedder):
         dims: int | None = None,
         timeout: float = 30,
         max_retries: int = 3,
+        score_floor: float = 0.0,
+        query_floor: float | None = None,
     ) -> None:
+        """``score_floor`` / ``query_floor``: the model's cosine for unrelated texts (embeddings/models.py);
+        0 unless given (no OpenAI model was measured here)."""
         super().__init__()
+        for label, floor in (("score_floor", score_floor), ("query_floor", query_floor)):
+            if floor is not None and (isinstance(floor, bool) or not isinstance(floor, (int, float)) or not -1.0 <= floor < 1.0):
+                raise ConfigError(f"OpenAIEmbedder {label} must be a cosine in [-1, 1), got {floor!r}")
+        self.score_floor = float(score_floor)
+        self.query_floor = float(score_floor if query_floor is None else query_floor)
         if not isinstance(model, str) or not model.strip():
             raise ConfigError("OpenAIEmbedder needs a model name")
         if dims is not None and (isinstance(dims, bool) or not isinstance(dims, int) or dims < 1):

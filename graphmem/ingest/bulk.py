@@ -25,12 +25,13 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Any
 
-from graphmem.errors import GraphMemError, InvalidInputError
+from graphmem.errors import GraphMemError, InvalidInputError, LimitExceededError
 from graphmem.ingest.bulk_host import BulkHost, BulkItem
 from graphmem.ingest.checks import checked_metadata, reference_time
 from graphmem.ingest.messages import verbatim_messages
 from graphmem.ingest.verbatim import VerbatimLanes
 from graphmem.lifecycle.retention import expiration
+from graphmem.schema import limits
 from graphmem.types import Scope, utcnow
 
 ITEM_KEYS = frozenset({"messages", "user_id", "agent_id", "run_id", "metadata", "timestamp", "expiration_date", "key"})
@@ -80,10 +81,8 @@ class BulkAdder:
         progress: ProgressCallback | None = None,
         stop: threading.Event | None = None,
     ) -> None:
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise InvalidInputError(f"batch_size must be a positive integer, got {batch_size!r}")
-        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-            raise InvalidInputError(f"workers must be a positive integer, got {workers!r}")
+        _count("batch_size", batch_size, limits.BATCH_SIZE)
+        _count("workers", workers, limits.BULK_WORKERS)
         self.memory = memory
         self.infer = infer
         self.batch_size = batch_size
@@ -96,6 +95,8 @@ class BulkAdder:
         self._report_lock = threading.Lock()
 
     def run(self, items: Iterable[Any]) -> dict[str, Any]:
+        if isinstance(items, (str, bytes, dict)) or not isinstance(items, Iterable):
+            raise InvalidInputError(f"add_many takes an iterable of item dicts, got {type(items).__name__}")
         if self.infer:
             self._run_infer(enumerate(items))
         else:
@@ -224,6 +225,13 @@ class BulkAdder:
                 with self._lock:
                     snapshot = BulkProgress(**vars(self.counts))
                 self.progress(snapshot)
+
+
+def _count(name: str, value: Any, limit: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InvalidInputError(f"{name} must be a positive integer, got {value!r}")
+    if value > limit:
+        raise LimitExceededError(f"{name} is {value:,}; the limit is {limit:,}")
 
 
 def _message_count(messages: Any) -> int:

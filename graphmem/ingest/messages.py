@@ -9,6 +9,8 @@
 - Text is NFC-normalised and control characters are removed. Empty messages are skipped.
 - Extraction reads user and assistant messages; system and tool messages are not sources of facts.
 - Each message is cut to ``max_chars`` characters for extraction (default 20,000).
+- Bounds (graphmem.schema.limits): at most MESSAGES_PER_ADD messages, MESSAGE_CHARS characters of
+  content each and ADD_CHARS together, counted as given (before cleaning); more is a LimitExceededError.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from graphmem.errors import InvalidInputError
+from graphmem.schema import limits
 from graphmem.stages.conversation import Message
 from graphmem.types import clean_text
 
@@ -31,7 +34,9 @@ def parse_messages(messages: Any, max_chars: int = 20_000) -> list[Message]:
         items = list(messages)
     else:
         raise InvalidInputError(f"messages must be a string, a dict or a list, got {type(messages).__name__}")
+    limits.too_long("messages", len(items), limits.MESSAGES_PER_ADD, "messages")
     out: list[Message] = []
+    total = 0
     for i, item in enumerate(items):
         content: str | None
         if isinstance(item, str):
@@ -43,6 +48,10 @@ def parse_messages(messages: Any, max_chars: int = 20_000) -> list[Message]:
             content = _content_text(item.get("content"), i)
         else:
             raise InvalidInputError(f"messages[{i}] must be a string or a dict, got {type(item).__name__}")
+        if content is not None:
+            limits.too_long(f"messages[{i}].content", len(content), limits.MESSAGE_CHARS)
+            total += len(content)
+            limits.too_long("the messages of this add", total, limits.ADD_CHARS)
         text = clean_text(content)[:max_chars].strip() if content is not None else ""
         if text:
             out.append(Message(role=role, content=text))

@@ -15,7 +15,7 @@ from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Protocol
 
-from graphmem.errors import GraphMemError
+from graphmem.errors import GraphMemError, WriteOutcomeUnknown
 from graphmem.ingest.bulk_host import BulkHost, BulkItem
 from graphmem.lifecycle.history import HistoryEvent, sortable_time
 
@@ -160,6 +160,10 @@ def commit_many(adder: LaneOwner, outcomes: list[AddOutcome]) -> None:
     memory.history_log.stage_many(staged)
     try:
         memory.store.write_many(writes)
+    except WriteOutcomeUnknown:  # settled against the store later (history.py); a rerun skips imported keys
+        for add_id in add_ids:
+            memory.history_log.set_aside(add_id)
+        raise
     except BaseException:
         memory.history_log.discard_many(add_ids)
         raise

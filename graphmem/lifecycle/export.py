@@ -129,7 +129,8 @@ def open_reader(config: dict[str, Any] | MemoryConfig | None) -> GraphStore:
     if not path.exists():
         raise NotFoundError(f"there is no embedded graph store at {path} (graph_store.config.path)")
     try:
-        return EmbeddedStore(path=path, embedding_dims=reading_dims(cfg))
+        # read-only: the last durable state without the folder's lock, so a running app or `graphmem serve` may own it
+        return EmbeddedStore(path=path, embedding_dims=reading_dims(cfg), read_only=True)
     except ConfigError as exc:
         raise ConfigError(f"{exc} (set embedder.config.dims to the store's embedding size)") from exc
 

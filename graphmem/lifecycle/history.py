@@ -6,6 +6,12 @@ the store, which is authoritative: rows whose change is visible in the store are
 rest are dropped. So the log never shows a change the store does not have, and a change the store
 has is never missing from the log for longer than until the next start.
 
+A store write whose commit outcome is unknown (the connection died after COMMIT was sent:
+WriteOutcomeUnknown) keeps its rows aside (committed = 2) instead of dropping them: they are settled
+against the store, by the same rule as the repair, on the next read of a history and when the add
+is retried with its idempotency key (``settle``), and at the latest by the repair at the next start.
+Rows of adds still in flight (committed = 0) are never settled by a read.
+
 The log is an audit trail, not the record: once the store write has happened, the add has happened.
 So the commit after the write never raises: if it fails (the database locked by another process past
 the bounded wait), the add's rows stay staged, are committed again on the next use of the log and at
@@ -25,7 +31,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from graphmem.errors import ConfigError, StoreError
+from graphmem.errors import ConfigError, GraphMemError, StorageFullError, StoreError
 from graphmem.results import MemoryEvent
 from graphmem.types import MemoryItem, Scope, iso, new_id, utcnow
 
@@ -51,6 +57,7 @@ CREATE TABLE IF NOT EXISTS history (
 CREATE INDEX IF NOT EXISTS history_memory_id ON history (memory_id);
 CREATE INDEX IF NOT EXISTS history_scope ON history (user_id, agent_id, run_id);
 CREATE INDEX IF NOT EXISTS history_pending ON history (committed) WHERE committed = 0;
+CREATE INDEX IF NOT EXISTS history_unknown ON history (committed) WHERE committed = 2;
 """
 
 def sortable_time(value: datetime | None) -> str | None:
@@ -125,6 +132,9 @@ class History:
             except sqlite3.OperationalError as exc:
                 if _is_locked(exc):
                     raise StoreError(self._locked_message()) from exc
+                if _is_full(exc):
+                    raise StorageFullError(f"the disk holding the history database {self.path} is full; nothing was "
+                                           "written (delete and forget still work to free space)") from exc
                 raise StoreError(f"the history database {self.path} failed: {exc}") from exc
             except sqlite3.Error as exc:
                 raise StoreError(f"the history database {self.path} failed: {exc}") from exc
@@ -154,7 +164,8 @@ class History:
                 )
                 db.execute("COMMIT")
             except BaseException:
-                db.execute("ROLLBACK")
+                if db.in_transaction:  # SQLite ends the transaction itself on some errors (a full disk)
+                    db.execute("ROLLBACK")
                 raise
 
     def commit_many(self, add_ids: list[str]) -> None:
@@ -200,10 +211,32 @@ class History:
         except StoreError as exc:
             log.warning("history rows of failed add %s stay staged until the next start's repair: %s", add_id, exc)
 
-    def repair(self, lookup: Callable[[str], MemoryItem | None]) -> int:
-        """Resolve rows left staged by a crash against the store; returns how many were kept."""
+    def set_aside(self, add_id: str) -> None:
+        """An add's staged rows whose store write has an unknown outcome: kept for ``settle``. Best
+        effort: rows left staged are settled by the next start's repair all the same."""
+        try:
+            with self._using() as db:
+                db.execute("UPDATE history SET committed = 2 WHERE committed = 0 AND add_id = ?", (add_id,))
+        except StoreError as exc:
+            log.warning("history rows of add %s stay staged until the next start's repair: %s", add_id, exc)
+
+    def settle(self, lookup: Callable[[str], MemoryItem | None]) -> int:
+        """Settle the rows set aside by writes of unknown outcome against the store (when it answers:
+        otherwise they wait for the next call); returns how many were kept."""
         with self._using() as db:
-            pending = db.execute("SELECT seq, memory_id, event, new_memory FROM history WHERE committed = 0").fetchall()
+            if db.execute("SELECT 1 FROM history WHERE committed = 2 LIMIT 1").fetchone() is None:
+                return 0
+        try:
+            return self.repair(lookup, states=(2,))
+        except GraphMemError as exc:  # the store is still away: settled on a later read or start
+            log.info("history rows of writes with an unknown outcome wait for the store: %s", exc)
+            return 0
+
+    def repair(self, lookup: Callable[[str], MemoryItem | None], states: tuple[int, ...] = (0, 2)) -> int:
+        """Resolve rows left staged by a crash, or set aside, against the store; returns how many were kept."""
+        marks = ", ".join(str(int(state)) for state in states)
+        with self._using() as db:
+            pending = db.execute(f"SELECT seq, memory_id, event, new_memory FROM history WHERE committed IN ({marks})").fetchall()
         kept = 0
         for seq, memory_id, event, new_memory in pending:
             item = lookup(memory_id)
@@ -302,6 +335,13 @@ class History:
         self._retry_commits()  # what still fails is committed by the next start's repair
         with self._lock:
             self._db.close()
+
+
+_SQLITE_FULL = 13  # SQLite's result code for "database or disk is full"
+
+
+def _is_full(exc: sqlite3.OperationalError) -> bool:
+    return getattr(exc, "sqlite_errorcode", None) == _SQLITE_FULL or "disk is full" in str(exc).lower()
 
 
 def _is_locked(exc: sqlite3.OperationalError) -> bool:

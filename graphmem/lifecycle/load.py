@@ -62,6 +62,7 @@ def read_export(path: Path) -> ScopeGraph:
 
 
 def _graph(doc: dict[str, Any]) -> ScopeGraph:
+    from graphmem.ingest.checks import checked_metadata  # the limits every door applies (graphmem.schema.limits)
     from graphmem.lifecycle.export import ScopeGraph
 
     scope = Scope.of(**{k: doc["scope"].get(k) for k in ("user_id", "agent_id", "run_id")})
@@ -75,7 +76,7 @@ def _graph(doc: dict[str, Any]) -> ScopeGraph:
                           source_type=_text(r.get("source_type")), destination_type=_text(r.get("destination_type")),
                           fact=_text(r.get("fact")), provenance=_provenance(r.get("provenance")), retired_by=_text(r.get("retired_by")))
                  for r in doc["relations"]]
-    memories = [MemoryItem(str(m["id"]), str(m["memory"]), str(m.get("hash") or text_hash(m["memory"])), metadata=dict(m.get("metadata") or {}),
+    memories = [MemoryItem(str(m["id"]), str(m["memory"]), str(m.get("hash") or text_hash(m["memory"])), metadata=checked_metadata(m.get("metadata")),
                            role=m.get("role"), created_at=parse_time(m.get("created_at")), valid_at=parse_time(m.get("valid_at")),
                            said_at=parse_time(m.get("said_at")), expires_at=parse_time(m.get("expires_at")))
                 for m in doc.get("memories", [])]

@@ -23,6 +23,7 @@ objects) are not filterable: they count as missing.
 
 from __future__ import annotations
 
+import json
 import math
 import unicodedata
 from collections.abc import Callable, Mapping
@@ -30,16 +31,17 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from graphmem.errors import InvalidInputError
+from graphmem.errors import InvalidInputError, LimitExceededError
+from graphmem.schema import limits
 from graphmem.types import parse_time
 
 COMPARE = ("eq", "ne", "gt", "gte", "lt", "lte")
 OPERATORS = (*COMPARE, "in", "nin", "contains", "icontains")
 LOGIC = ("AND", "OR", "NOT")
-MAX_DEPTH = 8
-MAX_CONDITIONS = 100
-MAX_LIST = 1000
-MAX_KEY_CHARS = 200
+MAX_DEPTH = limits.FILTER_DEPTH
+MAX_CONDITIONS = limits.FILTER_CONDITIONS
+MAX_LIST = limits.FILTER_LIST
+MAX_KEY_CHARS = limits.METADATA_KEY_CHARS
 SCOPE_FIELDS = ("user_id", "agent_id", "run_id")
 TIME_FIELDS = ("created_at", "updated_at", "valid_at", "invalid_at")
 #: field -> kinds of record that have it ("memory", "relation")
@@ -115,6 +117,7 @@ def parse(filters: Any) -> Filter | None:
         return None
     if not isinstance(filters, Mapping):
         raise InvalidInputError(f"filters must be a dict, got {type(filters).__name__}")
+    _bounded(filters)
     counter = [0]
     root = _node(filters, "filters", 1, counter)
     if isinstance(root, Logic) and not root.items:
@@ -128,9 +131,22 @@ def parse(filters: Any) -> Filter | None:
     return Filter(root, applies)
 
 
+def _bounded(filters: Mapping[Any, Any]) -> None:
+    """A filter's size (FILTER_CHARS of compact JSON) and text (no lone surrogate: no store can compare
+    one), checked before it is walked: the same refusal on every store and every read."""
+    limits.json_shape("filters", filters, 2 * MAX_DEPTH + 3, limits.FILTER_CHARS,  # {OR: [{NOT: [...]}]}: 2 levels per logic
+                      too_deep=f"filters nest deeper than {MAX_DEPTH} levels; the limit is {MAX_DEPTH}")
+    try:
+        text = json.dumps(filters, ensure_ascii=False, separators=(",", ":"), default=str)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"filters are not JSON: {exc}") from exc
+    limits.too_long("filters as JSON", len(text), limits.FILTER_CHARS)
+    limits.valid_unicode("filters", text)
+
+
 def _node(value: Mapping[Any, Any], path: str, depth: int, counter: list[int]) -> Node:
     if depth > MAX_DEPTH:
-        raise InvalidInputError(f"{path}: filters nest deeper than {MAX_DEPTH} levels")
+        raise LimitExceededError(f"{path}: filters nest deeper than {MAX_DEPTH} levels; the limit is {MAX_DEPTH}")
     items: list[Node] = []
     for key, spec in value.items():
         if not isinstance(key, str):
@@ -165,8 +181,10 @@ def _field(key: str, path: str) -> Field:
 def check_metadata_key(name: str, path: str) -> None:
     """A metadata key a filter can name: add() refuses the others with the same message, so nothing is
     stored that search(filters=...) could not reach."""
-    if not name or len(name) > MAX_KEY_CHARS:
+    if not name:
         raise InvalidInputError(f"{path}: a metadata key must have 1 to {MAX_KEY_CHARS} characters")
+    if len(name) > MAX_KEY_CHARS:
+        raise LimitExceededError(f"metadata key {name[:40]!r}... has {len(name):,} characters; the limit is {MAX_KEY_CHARS}")
     if any(unicodedata.category(ch)[0] in "CZ" and ch != " " for ch in name) or name != name.strip():
         raise InvalidInputError(f"{path}: metadata key {name!r} cannot be a property name (control, format or edge spaces)")
 
@@ -186,7 +204,8 @@ def _cond(field: Field, op: Any, value: Any, path: str, counter: list[int]) -> C
         raise InvalidInputError(f"{path}: unknown operator {op!r}; use one of {', '.join(OPERATORS)}")
     if op in ("in", "nin"):
         if not isinstance(value, list) or len(value) > MAX_LIST:
-            raise InvalidInputError(f"{path}: {op} takes a list of at most {MAX_LIST} values")
+            raise (InvalidInputError if not isinstance(value, list) else LimitExceededError)(
+                f"{path}: {op} takes a list of at most {MAX_LIST} values; the limit is {MAX_LIST}")
         checked = tuple(_value(field, op, v, f"{path}[{i}]") for i, v in enumerate(value))
         return _count(Cond(field, op, checked), path, counter)
     return _count(Cond(field, op, _value(field, op, value, path)), path, counter)
@@ -195,7 +214,7 @@ def _cond(field: Field, op: Any, value: Any, path: str, counter: list[int]) -> C
 def _count(cond: Cond, path: str, counter: list[int]) -> Cond:
     counter[0] += 1
     if counter[0] > MAX_CONDITIONS:
-        raise InvalidInputError(f"{path}: more than {MAX_CONDITIONS} conditions")
+        raise LimitExceededError(f"{path}: more than {MAX_CONDITIONS} conditions; the limit is {MAX_CONDITIONS}")
     return cond
 
 
@@ -324,7 +343,8 @@ def scope_and_filter(user_id: Any, agent_id: Any, run_id: Any, filters: Any) -> 
         if not isinstance(spec, str) or spec == "*":
             continue
         if ids[key] is not None and ids[key] != spec:
-            raise InvalidInputError(f"filters.{key} ({spec!r}) differs from {key} ({ids[key]!r})")
+            raise InvalidInputError(f"filters.{key} ({spec!r}) differs from {key} ({ids[key]!r}); a metadata key "
+                                    f"named {key} is filtered as metadata.{key}")
         ids[key] = spec
         del rest[key]
     scope = Scope.of(**ids)

@@ -98,6 +98,18 @@ def _tenant(entry: Any, where: str) -> tuple[str, Tenant]:
     return digest.lower(), Tenant(str(name), frozenset(users), tuple(prefixes), admin)
 
 
+def key_of(headers: Mapping[str, str] | None) -> str | None:
+    """The key a request carries: ``Authorization: Bearer <key>`` (or ``Token <key>``), else ``X-API-Key``."""
+    if not headers:
+        return None
+    authorization = headers.get("authorization")
+    if authorization:
+        kind, _, token = authorization.strip().partition(" ")
+        if kind.lower() in ("token", "bearer") and token.strip():
+            return token.strip()
+    return headers.get("x-api-key") or None
+
+
 class ScopeIds(TypedDict):
     """One request's scope (None: not named), spread as keyword arguments of Memory's methods."""
 

@@ -5,9 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graphmem.errors import ConfigError
+
+if TYPE_CHECKING:
+    from graphmem.server.access import Tenants
 
 
 def add_parsers(sub: Any) -> None:
@@ -32,6 +35,10 @@ def add_parsers(sub: Any) -> None:
     g.add_argument("--run", dest="serve_run_id", help="run id this server serves")
     g.add_argument("--scope-per-call", action="store_true", help="no fixed scope: every tool call names its own")
     p.add_argument("--http", action="store_true", help="streamable HTTP instead of stdio")
+    p.add_argument("--keys", type=Path, help="with --http: JSON file of API keys, the same as graphmem serve --keys "
+                   "(each call's key must be bound to the user it uses)")
+    p.add_argument("--no-auth", action="store_true", help="with --http: serve without keys (needed for --scope-per-call "
+                   "without --keys; local use only)")
     p.add_argument("--host", default="127.0.0.1", help="HTTP interface (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765)")
     p.add_argument("--config", type=Path, help="JSON config file (default: $GRAPHMEM_CONFIG, ./graphmem.json, $GRAPHMEM_HOME/config.json)")
@@ -88,12 +95,34 @@ def urls(host: str, port: int) -> dict[str, str]:
     return {"base": base, "docs": f"{base}/docs", "health": f"{base}/health", "mcp": f"{base}/mcp"}
 
 
+def _mcp_keys(ns: argparse.Namespace) -> Tenants | None:
+    """The MCP server's keys: over HTTP, --keys (the REST server's file) or an explicit --no-auth for
+    per-call scopes; a server without keys on an interface other than loopback is warned about."""
+    from graphmem.server.access import Tenants
+    from graphmem.server.mcp_http import is_loopback
+
+    if not ns.http:
+        if ns.keys is not None or ns.no_auth:
+            raise ConfigError("graphmem mcp: --keys and --no-auth apply to --http (stdio serves the process that started it)")
+        return None
+    if ns.keys is not None and ns.no_auth:
+        raise ConfigError("graphmem mcp: give --keys or --no-auth, not both")
+    if ns.scope_per_call and ns.keys is None and not ns.no_auth:
+        raise ConfigError("graphmem mcp --http --scope-per-call lets a caller name any user: give --keys FILE "
+                          "(the keys of graphmem serve), or --no-auth for local use")
+    if ns.keys is None and not is_loopback(ns.host):
+        print(f"graphmem mcp: WARNING: serving on {ns.host} without keys: anyone who reaches this port can read and "
+              "write the memory it serves; use --keys FILE", file=sys.stderr, flush=True)
+    return Tenants.load(ns.keys) if ns.keys is not None else None
+
+
 def _mcp(ns: argparse.Namespace, config: dict[str, Any] | None) -> int:
     # own dest names: the CLI's generic scope check (user_id etc.) must not apply to --scope-per-call
     scope = {"user_id": ns.serve_user_id, "agent_id": ns.serve_agent_id, "run_id": ns.serve_run_id}
     fixed = any(scope.values())
     if fixed == ns.scope_per_call:
         raise ConfigError("graphmem mcp needs a scope (--user/--agent/--run) or --scope-per-call, not both")
+    tenants = _mcp_keys(ns)
     try:
         from graphmem.server.mcp import serve
     except ImportError as exc:
@@ -102,8 +131,9 @@ def _mcp(ns: argparse.Namespace, config: dict[str, Any] | None) -> int:
     if ns.http:
         served = ", ".join(f"{k}={v}" for k, v in scope.items() if v) or "the scope each call names"
         where = urls(ns.host, ns.port)
-        print(f"graphmem mcp: MCP (streamable HTTP) at {where['mcp']} for {served}\n  health: {where['health']}\n"
+        keys = f"{len(tenants.by_digest)} key(s) from {ns.keys}" if tenants is not None else "without keys"
+        print(f"graphmem mcp: MCP (streamable HTTP) at {where['mcp']} for {served} ({keys})\n  health: {where['health']}\n"
               "  stop with Ctrl-C", file=sys.stderr, flush=True)
-    serve(config, scope if fixed else None, http=ns.http, host=ns.host, port=ns.port)
+    serve(config, scope if fixed else None, http=ns.http, host=ns.host, port=ns.port, tenants=tenants)
     print("graphmem mcp: stopped", file=sys.stderr)
     return 0

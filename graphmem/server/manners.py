@@ -35,6 +35,7 @@ BEARER = HTTPBearer(auto_error=False, scheme_name="Bearer",
 def install(app: FastAPI, memory: AsyncMemory) -> None:
     """Add /docs, /health, gzip and the access log to the REST app (create it with docs_url=None)."""
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    probe = views.HealthProbe(memory)
     # Bodies of 1 KB or more are gzipped for clients that accept it: the inspector's graph of a
     # 5,000-entity user is 4.1 MB as JSON, 0.7 MB gzipped. Keys travel in headers, never cookies, so
     # a page of another site cannot make compressed answers carry them. Added before the access log,
@@ -51,7 +52,7 @@ def install(app: FastAPI, memory: AsyncMemory) -> None:
 
     @app.get("/health", summary="Whether the server and its store answer (no key needed)", tags=["health"])
     async def health() -> JSONResponse:
-        body, status = await views.health(memory)
+        body, status = await probe.check()
         return JSONResponse(body, status_code=status)
 
 

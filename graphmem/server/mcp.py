@@ -5,6 +5,9 @@ Two ways to scope, chosen when the server starts:
   touch that scope; a memory id of another scope is "not found".
 - per call (``--scope-per-call``): every tool takes ``user_id`` / ``agent_id`` / ``run_id`` (at
   least one), and tools on a memory id check the memory belongs to the scope named.
+Over HTTP with keys (``--keys``, the REST server's keys file; mcp_http.py), every call's key must be
+bound to the user of the scope it uses (fixed or named), as on the REST server; otherwise the call
+fails with AccessDeniedError. Per-call scopes over HTTP need keys, or an explicit ``--no-auth``.
 Unknown arguments are refused (a tool error naming them), like every bad value.
 """
 
@@ -20,10 +23,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from graphmem.aio import AsyncMemory
-from graphmem.errors import GraphMemError, InvalidInputError, NotFoundError
+from graphmem.errors import AccessDeniedError, GraphMemError, InvalidInputError, MissingScopeError, NotFoundError
 from graphmem.results import MemoryResult, SearchResult
 from graphmem.server import views
-from graphmem.server.access import ScopeIds, scope_ids, scope_sees
+from graphmem.server.access import ScopeIds, Tenants, key_of, scope_ids, scope_sees
 from graphmem.server.views import ACCESS, neighbourhood
 
 SCOPE_KEYS = ("user_id", "agent_id", "run_id")
@@ -37,16 +40,31 @@ class Message(BaseModel):
     content: str
 
 
-Text = Annotated[str, Field(min_length=1, max_length=100_000)]
+Text = Annotated[str, Field(min_length=1)]  # sizes are the core's (graphmem.schema.limits), as on every door
 When = Annotated[str | None, Field(description="ISO-8601 date or datetime, e.g. 2024-06-15")]
 
 
 class Tools:
     """The tool implementations; ``scope`` is the fixed scope, or None when each call names one."""
 
-    def __init__(self, memory: AsyncMemory, scope: Scope | None) -> None:
+    def __init__(self, memory: AsyncMemory, scope: Scope | None, tenants: Tenants | None = None) -> None:
         self.memory = memory
         self.fixed = scope
+        self.tenants = tenants
+
+    def admit(self, headers: Any, given: Scope) -> None:
+        """With keys: the call's key must be bound to the user of the scope it uses (a scope first:
+        no scope is a MissingScopeError, as on REST, before the key is judged)."""
+        if self.tenants is None:
+            return
+        scope = self._scope(given)
+        if not any(scope.values()):
+            raise MissingScopeError("at least one of user_id, agent_id, run_id is required")
+        tenant = self.tenants.find(key_of(headers))
+        if tenant is None:
+            raise AccessDeniedError("a valid API key is required (Authorization: Bearer <key>, or X-API-Key)")
+        if not tenant.allows_user(scope["user_id"]):
+            raise AccessDeniedError(f"this key may only use scopes of the users {tenant.describe()}")
 
     def _scope(self, given: Scope) -> ScopeIds:
         return scope_ids(self.fixed if self.fixed is not None else given)
@@ -61,13 +79,15 @@ class Tools:
         return found
 
     async def add_memory(self, messages: str | list[Message], metadata: dict[str, Any] | None = None, infer: bool = True,
-                         timestamp: When = None, **scope: str | None) -> dict[str, Any]:
+                         timestamp: When = None, idempotency_key: str | None = None, **scope: str | None) -> dict[str, Any]:
         """Remember a message (or a conversation: a list of {role, content}) for the scope. With infer (default)
         graphmem extracts short facts and a knowledge graph of entities and relations, reconciled with what it
         already knows (contradicted relations are retired, not deleted); infer=false stores the text verbatim.
-        timestamp: when it was said (default now). Returns the memory events and the relations added/retired."""
+        timestamp: when it was said (default now). idempotency_key: a retry with the same key returns the first
+        result and stores nothing twice. Returns the memory events and the relations added/retired."""
         payload: Any = messages if isinstance(messages, str) else [m.model_dump() for m in messages]
-        return await self.memory.add(payload, **self._scope(scope), metadata=metadata, infer=infer, timestamp=timestamp)
+        return await self.memory.add(payload, **self._scope(scope), metadata=metadata, infer=infer, timestamp=timestamp,
+                                     idempotency_key=idempotency_key)
 
     async def search_memory(self, query: Text, limit: Annotated[int, Field(ge=1, le=100)] = 10,
                             as_of: When = None, known_at: When = None, filters: dict[str, Any] | None = None,
@@ -122,6 +142,7 @@ TOOL_NAMES = ("add_memory", "search_memory", "get_memories", "get_memory", "upda
 def bound(tools: Tools, name: str) -> Tool:
     """The tool function the SDK sees: the method's arguments, plus user_id/agent_id/run_id when each
     call names its scope (their schema and validation come from this signature)."""
+    from mcp.server.mcpserver import Context
     from mcp.server.mcpserver.exceptions import ToolError
 
     method = getattr(tools, name)
@@ -129,13 +150,17 @@ def bound(tools: Tools, name: str) -> Tool:
     async def tool(**kwargs: Any) -> Any:
         started = time.perf_counter()
         outcome = "failed"
+        context = kwargs.pop("context", None)
         try:
+            tools.admit(context.headers if context is not None else None, {k: kwargs.get(k) for k in SCOPE_KEYS})
             result = await method(**kwargs)
             outcome = "ok"
             return result
         except GraphMemError as exc:  # an anticipated failure: the model reads the reason
             outcome = type(exc).__name__
-            raise ToolError(f"{type(exc).__name__}: {exc}") from exc
+            if views.public_detail(exc) != str(exc):  # a failure of the server's parts: its text goes to the log only
+                ACCESS.warning("tool %s failed: %s: %s", name, type(exc).__name__, exc)
+            raise ToolError(f"{type(exc).__name__}: {views.public_detail(exc)}") from exc
         finally:  # the access log: which tool, how it ended, how long (no arguments: they hold user data)
             ACCESS.info("tool %s %s %.1fms", name, outcome, (time.perf_counter() - started) * 1000)
 
@@ -143,6 +168,8 @@ def bound(tools: Tools, name: str) -> Tool:
     if tools.fixed is None:
         described = Annotated[str | None, Field(description="scope: at least one of user_id, agent_id, run_id")]
         params += [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=described) for k in SCOPE_KEYS]
+    # the SDK hands a parameter annotated Context the request's context (its HTTP headers carry the key)
+    params.append(inspect.Parameter("context", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Context))
     tool.__signature__ = inspect.Signature(params, return_annotation=dict[str, Any])  # type: ignore[attr-defined]  # inspect honours it; typeshed's functions lack it
     tool.__name__ = name
     tool.__doc__ = method.__doc__
@@ -150,17 +177,19 @@ def bound(tools: Tools, name: str) -> Tool:
     return tool
 
 
-def build_server(memory: AsyncMemory, scope: Scope | None) -> Any:
+def build_server(memory: AsyncMemory, scope: Scope | None, tenants: Tenants | None = None) -> Any:
     from mcp.server.mcpserver import MCPServer
 
     fixed = None if scope is None else {k: scope.get(k) for k in SCOPE_KEYS}
-    tools = Tools(memory, fixed)
+    tools = Tools(memory, fixed, tenants)
     named = ", ".join(f"{k}={v}" for k, v in (fixed or {}).items() if v) or "the scope each call names"
     server = MCPServer("graphmem", instructions=f"Long-term memory (facts and a temporal knowledge graph) for {named}.",
                        log_level="WARNING")
 
+    probe = views.HealthProbe(memory)
+
     async def health(request: Request) -> JSONResponse:
-        body, status = await views.health(memory)
+        body, status = await probe.check()
         return JSONResponse(body, status_code=status)
 
     server.custom_route("/health", methods=["GET"])(health)  # streamable HTTP only; no scope, no key, no arguments
@@ -180,12 +209,15 @@ def _refuse_unknown_arguments(server: Any, name: str) -> None:
     tool.parameters["additionalProperties"] = False
 
 
-def serve(config: dict[str, Any] | None, scope: Scope | None, *, http: bool, host: str, port: int) -> None:
+def serve(config: dict[str, Any] | None, scope: Scope | None, *, http: bool, host: str, port: int,
+          tenants: Tenants | None = None) -> None:
     memory = AsyncMemory(config)
     try:
-        server = build_server(memory, scope)
+        server = build_server(memory, scope, tenants)
         if http:
-            server.run("streamable-http", host=host, port=port, streamable_http_path="/mcp")
+            from graphmem.server import mcp_http
+
+            mcp_http.run(server, tenants, host, port)
         else:
             server.run("stdio")
     finally:

@@ -1,11 +1,15 @@
 """Request bodies of the REST routes (mem0's fields, plus graphmem's time travel); unknown fields
-are refused with a 422 naming them."""
+are refused with a 422 naming them. Sizes (message length, messages per add, query length, ...) are
+not checked here: the core checks them (graphmem.schema.limits), so REST refuses what every other door
+refuses, with the same LimitExceededError (400); the schema shows them as maxLength / maxItems."""
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from graphmem.schema import limits
 
 
 class _Body(BaseModel):
@@ -14,11 +18,11 @@ class _Body(BaseModel):
 
 class Message(_Body):
     role: Literal["user", "assistant", "system"]
-    content: str = Field(max_length=100_000)
+    content: str = Field(json_schema_extra={"maxLength": limits.MESSAGE_CHARS})
 
 
 class MemoryCreate(_Body):
-    messages: list[Message] = Field(min_length=1, max_length=500)
+    messages: list[Message] = Field(min_length=1, json_schema_extra={"maxItems": limits.MESSAGES_PER_ADD})
     user_id: str | None = None
     agent_id: str | None = None
     run_id: str | None = None
@@ -46,7 +50,7 @@ class MemoryUpdate(_Body):
 
 
 class SearchRequest(_Body):
-    query: str = Field(max_length=10_000)
+    query: str = Field(json_schema_extra={"maxLength": limits.QUERY_CHARS})
     user_id: str | None = None
     agent_id: str | None = None
     run_id: str | None = None

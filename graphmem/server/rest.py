@@ -12,16 +12,19 @@ from __future__ import annotations
 import logging
 from typing import Annotated, Any
 
-from fastapi import FastAPI, HTTPException, Query, Request
+from fastapi import FastAPI, Header, HTTPException, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
 from graphmem.aio import AsyncMemory
 from graphmem.errors import (
+    EmbeddingError,
     GraphMemError,
+    IdempotencyConflictError,
     InvalidInputError,
     LLMError,
     NotFoundError,
+    StorageFullError,
     StoreUnavailableError,
 )
 from graphmem.results import MemoryResult, SearchResult
@@ -31,7 +34,8 @@ from graphmem.server.keys import Caller, allowed
 from graphmem.server.limits import BodyLimit
 from graphmem.server.models import MemoryCreate, MemoryUpdate, SearchRequest
 from graphmem.server.ui import mount_inspector
-from graphmem.server.views import neighbourhood
+from graphmem.server.views import holding, neighbourhood, public_detail
+from graphmem.types import Owners
 
 log = logging.getLogger(__name__)
 
@@ -59,10 +63,12 @@ def _memory_routes(app: FastAPI, memory: AsyncMemory) -> None:
     """mem0's memory routes: add, list, read, update and delete, one memory's history, a scope's deletion."""
 
     @app.post("/memories", summary="Remember messages for a scope")
-    async def add(body: MemoryCreate, tenant: Caller) -> dict[str, Any]:
+    async def add(body: MemoryCreate, tenant: Caller,
+                  idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None) -> dict[str, Any]:
         scope = allowed(tenant, body.user_id, body.agent_id, body.run_id)
         messages = [m.model_dump() for m in body.messages]
-        return await memory.add(messages, **scope, metadata=body.metadata, infer=body.infer, timestamp=body.timestamp)
+        return await memory.add(messages, **scope, metadata=body.metadata, infer=body.infer, timestamp=body.timestamp,
+                                idempotency_key=idempotency_key)
 
     @app.get("/memories", summary="A scope's memories and relations", response_model=dict[str, Any])
     async def get_all(tenant: Caller, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
@@ -135,24 +141,32 @@ def _graph_routes(app: FastAPI, memory: AsyncMemory) -> None:
         scope = allowed(tenant, user_id, agent_id, run_id)
         if entity is not None:
             return neighbourhood(await memory.timeline(entity, **scope), as_of, known_at)
-        found = await memory.get_all(**scope, include_invalidated=include_invalidated, limit=limit)
-        return {"relations": found["relations"]}
+        if as_of is None and known_at is None:
+            found = await memory.get_all(**scope, include_invalidated=include_invalidated, limit=limit)
+            return {"relations": found["relations"]}
+        holding([], as_of, known_at)  # a bad time is refused before the store is read
+        every = await memory.get_all(**scope, include_invalidated=True, limit=10_000)  # every version, then the time rule
+        return {"relations": holding(every["relations"], as_of, known_at)[:limit]}
 
 
 async def _owned(memory: AsyncMemory, tenant: Tenant, memory_id: str) -> MemoryResult:
     """The memory, if the key may touch it; another tenant's memory is "not found", exactly as an
     unknown id (MCP does the same), so a key cannot probe which ids exist."""
-    found = await memory.get(memory_id)
+    owners = None if tenant.admin else Owners(tuple(tenant.users), tenant.user_prefixes)
+    found = await memory.get(memory_id, owners=owners)  # the store checks the owner before loading anything
     if found is None or not tenant.allows_user(found.get("user_id")):
         raise NotFoundError(f"no memory with id {memory_id!r}")
     return found
 
 
 _STATUS: tuple[tuple[type[GraphMemError], int], ...] = (
+    (IdempotencyConflictError, 422),  # the IETF Idempotency-Key draft's answer to a reused key with another payload
     (InvalidInputError, 400),
     (NotFoundError, 404),
     (LLMError, 502),
+    (EmbeddingError, 502),
     (StoreUnavailableError, 503),
+    (StorageFullError, 507),
 )
 
 
@@ -162,7 +176,7 @@ def _errors(app: FastAPI) -> None:
         status = next((code for kind, code in _STATUS if isinstance(exc, kind)), 500)
         if status >= 500:
             log.warning("%s %s failed: %s: %s", request.method, request.url.path, type(exc).__name__, exc)
-        return JSONResponse({"detail": str(exc), "error": type(exc).__name__}, status_code=status)
+        return JSONResponse({"detail": public_detail(exc), "error": type(exc).__name__}, status_code=status)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:

@@ -78,7 +78,7 @@ def _reads(app: FastAPI, memory: AsyncMemory) -> None:
                              "relations": [_relation_row(r, when, known) for r in relations]})
 
     @app.get("/ui/api/entity", summary="Inspector: an entity's timeline and the memories that mention it")
-    async def entity(tenant: Caller, name: Annotated[str, Query(min_length=1, max_length=1000)],
+    async def entity(tenant: Caller, name: Annotated[str, Query(min_length=1)],
                      user_id: str | None = None) -> dict[str, Any]:
         scope = allowed(tenant, user_id, None, None)
         timeline = await memory.timeline(name, **scope)
@@ -119,7 +119,7 @@ def _corrections(app: FastAPI, memory: AsyncMemory) -> None:
         return await memory.delete(memory_id)
 
     @app.delete("/ui/api/entity", summary="Inspector: forget an entity (node, relations, memories mentioning it)")
-    async def forget_entity(tenant: Caller, name: Annotated[str, Query(min_length=1, max_length=1000)],
+    async def forget_entity(tenant: Caller, name: Annotated[str, Query(min_length=1)],
                             user_id: str | None = None) -> dict[str, Any]:
         return await memory.forget_entity(name, **allowed(tenant, user_id, None, None))
 

@@ -21,7 +21,7 @@ from datetime import datetime
 from graphmem.schema.filters import Filter
 from graphmem.stores.locks import locks_of
 from graphmem.stores.memory_context import ContextQuery, MemoryContext
-from graphmem.types import Conversation, Entity, GraphWrite, MemoryItem, Relation, Scope, canonical_name
+from graphmem.types import Conversation, Entity, GraphWrite, MemoryItem, Owners, Relation, Scope, canonical_name
 
 
 @dataclass
@@ -281,8 +281,9 @@ class GraphStore(ABC):
         ``scores={"vector": cosine}``."""
 
     @abstractmethod
-    def get_memory(self, memory_id: str) -> MemoryItem | None:
-        """One memory by id, whatever its scope; soft-deleted ones too (deleted_at set)."""
+    def get_memory(self, memory_id: str, owners: Owners | None = None) -> MemoryItem | None:
+        """One memory by id, whatever its scope; soft-deleted ones too (deleted_at set). ``owners``:
+        None when its user is not one of them, decided in the lookup before the memory is loaded."""
 
     @abstractmethod
     def list_memories(
@@ -292,7 +293,9 @@ class GraphStore(ABC):
 
     @abstractmethod
     def delete_memory(self, memory_id: str) -> bool:
-        """Remove one memory for good (the public ``delete(id)``); False when it does not exist."""
+        """Remove one memory for good (the public ``delete(id)``; soft-deleted ones too), a
+        conditional write: False, with nothing written, when it does not exist (of concurrent
+        deletes of one id, one gets True)."""
 
     # -- bulk writes (Memory.add_many, graphmem import) -------------------------------------------
 
@@ -305,6 +308,11 @@ class GraphStore(ABC):
     @abstractmethod
     def imported_keys(self, keys: list[str]) -> set[str]:
         """The keys among ``keys`` whose writes committed (idempotency keys of bulk imports)."""
+
+    @abstractmethod
+    def idempotent_outcome(self, key: str) -> str | None:
+        """The ``idempotency_outcome`` written with the committed write of ``key`` (``add(...,
+        idempotency_key=...)``; ingest/idempotency.py), or None when no write of that key committed."""
 
     # -- conversation log and rolling summary ---------------------------------------------------
     # ``write`` appends GraphWrite.messages to the scope's log in the same transaction, giving them

@@ -47,7 +47,27 @@ def load_script(path: Path) -> list[dict[str, Any]]:
     for i, entry in enumerate(entries):
         if set(entry) - allowed:
             raise ConfigError(f"{path}[{i}]: unknown keys {sorted(set(entry) - allowed)}; allowed: {sorted(allowed)}")
+        _check_items(f"{path.name}[{i}]", entry)
     return entries
+
+
+#: the shape of each list of a script entry: (key, accepted lengths, what an item is)
+_SHAPES = (("entities", (2,), "[name, type]"), ("relations", (3, 4), "[source, relationship, destination(, valid_at)]"),
+           ("retire", (3,), "[source, relationship, destination]"))
+
+
+def _check_items(where: str, entry: dict[str, Any]) -> None:
+    """Each scripted item has its shape ("I", "me" and the user's id all mean the user)."""
+    facts = entry.get("facts")
+    if facts is not None and not (isinstance(facts, list) and all(isinstance(f, str) for f in facts)):
+        raise ConfigError(f"{where}.facts: must be a list of strings, got {json.dumps(facts)}")
+    for key, lengths, shape in _SHAPES:
+        items = entry.get(key, [])
+        if not isinstance(items, list):
+            raise ConfigError(f"{where}.{key}: must be a list of {shape} lists, got {json.dumps(items)}")
+        for j, item in enumerate(items):
+            if not (isinstance(item, list) and len(item) in lengths and all(isinstance(x, str) and x.strip() for x in item)):
+                raise ConfigError(f"{where}.{key}[{j}]: {json.dumps(item)} is not {shape} (non-empty strings)")
 
 
 def run(ns: Any) -> int:
@@ -69,7 +89,8 @@ def run(ns: Any) -> int:
     except OSError as exc:
         raise ConfigError(f"cannot listen on {ns.host}:{ns.port}: {exc.strerror}") from exc
     print(f"graphmem fake-llm: a fake OpenAI-compatible model (chat + embeddings) at {fake.base_url}\n"
-          f"  use it:  export GRAPHMEM_BASE_URL={fake.base_url}    (the LLM and the embedder)\n"
+          f"  use it:  graphmem init's offline profile points at {DEFAULT_PORT}; or export GRAPHMEM_BASE_URL={fake.base_url}"
+          "    (the LLM and the embedder)\n"
           f"  unscripted messages become one memory fact each{'; script: ' + str(ns.script) if ns.script else ''}\n"
           "  stop with Ctrl-C", file=sys.stderr, flush=True)
     stopped = threading.Event()

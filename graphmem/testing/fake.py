@@ -30,19 +30,21 @@ fixture: a started FakeModel, stopped after the test.
 from __future__ import annotations
 
 import json
-import re
+import logging
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from graphmem.testing.consolidate import decide, match_retirements, new_facts, shown_memories, shown_relations, user_name
 from graphmem.testing.scripted_server import Fault, RecordedRequest, Reply, ScriptedLLMServer
+
+log = logging.getLogger("graphmem.testing")
 
 #: ``fn(tool, newest_text, request_body) -> reply | None``; a reply is the tool's arguments (a dict).
 Rule = Callable[[str, str, dict[str, Any]], Reply | None]
 Triple = tuple[str, str, str]
 
 _NEWEST = "Newest messages:"
-_NEW_FACTS = "New facts:"
 
 
 class FakeModel:
@@ -57,7 +59,9 @@ class FakeModel:
         self.server.embedding_dims = dims
         self.echo = echo
         self._rules: list[Rule] = []
-        self._scripts: list[tuple[str, dict[str, Reply]]] = []
+        self._scripts: list[tuple[str, dict[str, Any]]] = []
+        #: why scripted items could not be used (a retirement naming no relation shown to the model, ...)
+        self.problems: list[str] = []
         self.server.set_handler(self._answer)
 
     # -- lifecycle ------------------------------------------------------------------------------
@@ -110,7 +114,7 @@ class FakeModel:
         """Answer every add whose newest messages contain ``text``: these ``facts`` (None: echo),
         ``entities`` as (name, type), ``relations`` as (source, relationship, destination[, valid_at]),
         ``retire``: existing relations the message contradicts (source, relationship, destination)."""
-        replies: dict[str, Reply] = {
+        replies: dict[str, Any] = {
             "extract_entities": {"entities": [{"entity": n, "entity_type": t} for n, t in entities]},
             "establish_relationships": {"relations": [_relation(r) for r in relations]},
             "delete_graph_memory": {"relations": [{"source": s, "relationship": r, "destination": d} for s, r, d in retire]},
@@ -144,6 +148,7 @@ class FakeModel:
         self.server.set_handler(self._answer)
         self._rules.clear()
         self._scripts.clear()
+        self.problems.clear()
         self.server.prompt_tokens = self.server.completion_tokens = 0
 
     # -- counting -------------------------------------------------------------------------------
@@ -181,14 +186,57 @@ class FakeModel:
             if reply is not None:
                 return reply
         if tool == "update_memory":
-            return _add_every_new_fact(prompt)
+            return self._update(prompt, newest, body)
+        reply = self._scripted(tool, newest)
+        if tool == "delete_graph_memory" and isinstance(reply, dict):
+            return {"relations": [_triple_args(t) for t in self._retired(reply, prompt, body)]}
+        return reply
+
+    def _scripted(self, tool: str, newest: str) -> Reply | None:
         for text, replies in reversed(self._scripts):
             if text in newest and tool in replies:
-                return replies[tool]
+                reply: dict[str, Any] = replies[tool]
+                return reply
         if tool == "extract_facts" and self.echo:
             said = [line.split(": ", 1)[1].strip() for line in newest.splitlines() if line.startswith("user: ")]
             return {"facts": [s for s in said if s]}
         return None
+
+    def _retired(self, reply: dict[str, Any], prompt: str, body: dict[str, Any], report: bool = True) -> list[Triple]:
+        """The scripted retirements as the existing relations shown (copied exactly, as the prompt
+        asks); each one that names no shown relation is reported in ``problems`` and logged."""
+        wanted = [(str(r.get("source")), str(r.get("relationship")), str(r.get("destination")))
+                  for r in reply.get("relations") or [] if isinstance(r, dict)]
+        matched, problems = match_retirements(wanted, shown_relations(prompt), user_name(body))
+        for problem in problems if report else ():
+            self.problems.append(problem)
+            log.warning("fake model: %s", problem)
+        return matched
+
+    def _update(self, prompt: str, newest: str, body: dict[str, Any]) -> Reply | None:
+        """The memory-update stage as a careful model (graphmem/testing/consolidate.py): staged, from
+        the prompt's new facts and no_longer_true marks; single pass, from this same answer's facts
+        and retirements."""
+        facts = new_facts(prompt)
+        retired: list[Triple] = []
+        if facts is None:  # single pass: one answer for all five tools
+            if "extract_facts" not in {t.get("function", {}).get("name") for t in body.get("tools") or [] if isinstance(t, dict)}:
+                return None
+            reply = self._scripted("extract_facts", newest)
+            facts = [f for f in (reply.get("facts") or []) if isinstance(f, str)] if isinstance(reply, dict) else []
+            scripted = self._scripted("delete_graph_memory", newest)
+            retired = self._retired(scripted, prompt, body, report=False) if isinstance(scripted, dict) else []
+        return decide(shown_memories(prompt), facts, retired, user_name(body), self._relations_of)
+
+    def _relations_of(self, fact: str) -> list[tuple[str, str]]:
+        """The (relationship, destination) pairs asserted by the scripts that give ``fact``."""
+        return [(r["relationship"], r["destination"]) for _, replies in self._scripts
+                if fact in (replies.get("extract_facts") or {}).get("facts", [])
+                for r in replies["establish_relationships"]["relations"]]
+
+
+def _triple_args(t: Triple) -> dict[str, str]:
+    return {"source": t[0], "relationship": t[1], "destination": t[2]}
 
 
 def _relation(r: tuple[str, ...]) -> dict[str, Any]:
@@ -202,20 +250,6 @@ def _last_content(body: dict[str, Any]) -> str:
     messages = body.get("messages") or [{}]
     content = messages[-1].get("content", "") if isinstance(messages[-1], dict) else ""
     return content if isinstance(content, str) else json.dumps(content)
-
-
-def _add_every_new_fact(prompt: str) -> Reply | None:
-    """The update stage, as a careful model: a new fact is added unless an existing memory says it already."""
-    if _NEW_FACTS not in prompt:
-        return None
-    existing_part, facts_part = prompt.rsplit(_NEW_FACTS, 1)
-    try:
-        facts = json.loads(facts_part.strip())
-    except ValueError:
-        return None
-    known = set(re.findall(r'"text":\s*"((?:[^"\\]|\\.)*)"', existing_part))
-    return {"memory": [{"id": f"new{i}", "text": f, "event": "ADD"} for i, f in enumerate(facts)
-                       if isinstance(f, str) and json.dumps(f, ensure_ascii=False)[1:-1] not in known]}
 
 
 __all__ = ["FakeModel", "Fault", "Rule"]

@@ -113,6 +113,7 @@ async function openUser(user, asOf, knownAt) {
   }
   $("main").hidden = false;
   status(`user ${user}`);
+  if (state.asOf || state.knownAt) selectTab("graph");  // a moment is the graph's: memories do not time-travel
   if (state.graph) drawGraph();
 }
 
@@ -132,7 +133,7 @@ async function listMemories() {
     user_id: state.user, include_invalidated: $("show-retired-memories").checked, filters: $("filters").value.trim(),
   });
   const more = data.results.length > LIST_LIMIT ? ` (the first ${LIST_LIMIT} shown: search or filter for the rest)` : "";
-  $("memories-caption").textContent = `${data.results.length} memories${more}`;
+  $("memories-caption").textContent = `${count(data.results.length, "memory", "memories")}${more}`;
   renderMemories(data.results, false);
 }
 
@@ -147,7 +148,7 @@ async function searchMemories() {
   const data = (await api("POST", "/search", null, body)).json();
   let hits = data.results;
   if (!$("show-retired-memories").checked) hits = hits.filter((m) => !m.invalid_at);
-  $("memories-caption").textContent = `${hits.length} hits for “${query}” (fused score, then each signal)`;
+  $("memories-caption").textContent = `${count(hits.length, "hit", "hits")} for “${query}” (fused score, then each signal)`;
   renderMemories(hits, true);
 }
 
@@ -230,7 +231,7 @@ function syncSlider() {
   const { first, last } = state.span;
   const at = state.asOf ? Date.parse(state.asOf) : last;
   $("as-of-slider").value = String(Math.round(((at - first) / (last - first)) * 1000));
-  $("as-of-label").textContent = state.asOf ? state.asOf : "now";
+  $("as-of-label").textContent = state.asOf ? short(state.asOf) : "now";
   $("as-of").value = state.asOf || "";
   $("known-at").value = state.knownAt || "";
 }
@@ -238,8 +239,9 @@ function syncSlider() {
 function sliderMoved(final) {
   const { first, last } = state.span;
   const value = Number($("as-of-slider").value);
-  const at = value >= 1000 ? null : new Date(first + ((last - first) * value) / 1000).toISOString();
-  $("as-of-label").textContent = at ? at.slice(0, 10) : "now";
+  // whole seconds: a readable instant (no milliseconds) in the label, the URL and the Date field
+  const at = value >= 1000 ? null : new Date(Math.round((first + ((last - first) * value) / 1000) / 1000) * 1000).toISOString().replace(".000Z", "Z");
+  $("as-of-label").textContent = at ? short(at) : "now";
   if (final) setAsOf(at);
 }
 
@@ -340,10 +342,23 @@ function drawGraph() {
   window.inspectorTimes.graphRenderMs = ms;
   window.inspectorTimes.drawnNodes = nodes.length;
   window.inspectorTimes.drawnAt = performance.now();
-  $("graph-caption").textContent = `${state.graph.entities.length} entities, ${shownRelations().length} relations` +
-    (state.asOf ? ` as of ${state.asOf}` : " now") + (state.knownAt ? `, as graphmem knew it at ${state.knownAt}` : "") +
+  $("graph-caption").textContent = `${count(state.graph.entities.length, "entity", "entities")}, ${count(shownRelations().length, "relation", "relations")}` +
+    (state.asOf ? ` as of ${short(state.asOf)}` : " now") + (state.knownAt ? `, as graphmem knew it at ${short(state.knownAt)}` : "") +
     (note ? `; ${note}` : "");
+  renderLegend(nodes);
   document.body.dataset.graphDrawn = String(Date.now());
+}
+
+function renderLegend(nodes) {
+  const types = [...new Set(nodes.map((n) => n.data.type))].sort();
+  $("legend").replaceChildren(...types.map((type) => {
+    const li = document.createElement("li");
+    const swatch = document.createElement("span");
+    swatch.className = "swatch";
+    swatch.style.backgroundColor = colourOf(type);
+    li.append(swatch, document.createTextNode(type));
+    return li;
+  }));
 }
 
 function drawnElements() {
@@ -388,10 +403,12 @@ function edgeElement(r) {
   return { data: { id: r.id, source: r.source_id, target: r.destination_id, label: r.relationship, retired: r.holds ? 0 : 1 } };
 }
 
+// Each entity type of the user's graph gets its own colour (in name order; a hash gave person and
+// company the same one); past the palette's ten, colours repeat.
 function colourOf(type) {
-  let h = 0;
-  for (const ch of String(type || "")) h = (h * 31 + ch.codePointAt(0)) >>> 0;
-  return PALETTE[h % PALETTE.length];
+  const types = state.graph ? state.graph.types || (state.graph.types = [...new Set(state.graph.entities.map((e) => e.entity_type || "entity"))].sort()) : [];
+  const at = types.indexOf(type || "entity");
+  return PALETTE[(at < 0 ? 0 : at) % PALETTE.length];
 }
 
 function graphStyle() {
@@ -484,6 +501,7 @@ function factAndProvenance(r) {
 
 function row(values) { const tr = document.createElement("tr"); tr.append(...values.map(cell)); return tr; }
 function option(value) { const o = document.createElement("option"); o.value = value; return o; }
+function count(n, one, many) { return `${n} ${n === 1 ? one : many}`; }
 function short(t) { return t ? t.replace("T", " ").replace(/(\.\d+)?(\+00:00|Z)$/, "") : ""; }
 function span(from, to) { return `${short(from) || "…"} → ${short(to) || "now"}`; }
 

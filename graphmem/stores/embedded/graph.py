@@ -78,6 +78,7 @@ class MemoryGraph:
         self.memories = MemoryFacts(self.embedding_dims)
         self.conversations = ConversationLogs()
         self.import_keys: dict[str, str] = {}  # idempotency key of an imported add -> its scope key
+        self.key_outcomes: dict[str, str] = {}  # idempotency key of add(idempotency_key=...) -> its stored answer
         self._seq = 0  # insertion order, the tie-break of "oldest first"
 
     # --- changes ----------------------------------------------------------------------------
@@ -155,8 +156,10 @@ class MemoryGraph:
     def _op_messages(self, key: str, messages: list[Attrs], keep: int) -> None:
         self.conversations.append(key, messages, keep)
 
-    def _op_import_key(self, key: str, scope_key: str) -> None:
+    def _op_import_key(self, key: str, scope_key: str, outcome: str | None = None) -> None:
         self.import_keys[key] = scope_key
+        if outcome is not None:
+            self.key_outcomes[key] = outcome
 
     def _op_summary(self, key: str, text: str, through: int, at: str) -> None:
         self.conversations.set_summary(key, text, through, at)
@@ -165,6 +168,7 @@ class MemoryGraph:
         self.memories.drop_scope(key)
         self.conversations.drop(key)
         self.import_keys = {k: s for k, s in self.import_keys.items() if s != key}
+        self.key_outcomes = {k: o for k, o in self.key_outcomes.items() if k in self.import_keys}
         nodes = self.by_scope.pop(key, {})
         for _, _, rid in chain(self.graph.out_edges(nodes, keys=True), self.graph.in_edges(nodes, keys=True)):
             self._ends.pop(rid, None)
@@ -223,7 +227,7 @@ class MemoryGraph:
             "relations": [_encode(d) for d in edges],
             "memories": [_encode(m) for m in memories],
             "conversations": self.conversations.snapshot(),  # type: ignore[dict-item]  # a JSON object beside the record lists
-            "import_keys": [{"key": k, "scope": s} for k, s in self.import_keys.items()],
+            "import_keys": [{"key": k, "scope": s, "outcome": self.key_outcomes.get(k)} for k, s in self.import_keys.items()],
         }
 
     def load_snapshot(self, snapshot: dict[str, list[Attrs]]) -> None:
@@ -232,6 +236,7 @@ class MemoryGraph:
         self.apply(["memory", m] for m in snapshot.get("memories", []))  # absent in snapshots before memories
         self.conversations.load(snapshot.get("conversations", {}))  # type: ignore[arg-type]  # written by snapshot() above
         self.import_keys = {row["key"]: row["scope"] for row in snapshot.get("import_keys", [])}
+        self.key_outcomes = {row["key"]: row["outcome"] for row in snapshot.get("import_keys", []) if row.get("outcome") is not None}
 
     # --- reads --------------------------------------------------------------------------------
 

@@ -17,6 +17,8 @@ the cost of 384 JSON floats. Files of format 1 hold vectors as JSON lists; ``as_
 from __future__ import annotations
 
 import base64
+import contextlib
+import errno
 import fcntl
 import json
 import os
@@ -26,7 +28,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from graphmem.errors import StoreError
+from graphmem.errors import StorageFullError, StoreError, WriteOutcomeUnknown
 
 LOCK_FILE = "lock"
 SNAPSHOT_FILE = "snapshot.json"
@@ -36,6 +38,17 @@ READABLE_SNAPSHOTS = (1, 2)
 VECTOR = "f8"
 
 Record = dict[str, Any]
+
+
+#: errors of a write that found no room: a full disk, a quota, a file size limit
+_NO_ROOM = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+
+
+def _write_error(what: str, exc: OSError) -> StoreError:
+    if exc.errno in _NO_ROOM:
+        return StorageFullError(f"{what}: the disk is full ({exc.strerror}); nothing was written "
+                                "(delete and forget still work to free space)")
+    return StoreError(f"{what}: {exc}")
 
 
 def _packed(value: Any) -> Any:
@@ -173,9 +186,11 @@ class Journal:
         except OSError as exc:
             try:  # do not leave half a line for the next append to follow
                 os.ftruncate(self._fd, start)
-            except OSError:
-                pass
-            raise StoreError(f"cannot write journal {self.journal_path}: {exc}") from exc
+            except OSError as undo:  # the record may be whole on disk: the next start would load it
+                raise WriteOutcomeUnknown(
+                    f"cannot write journal {self.journal_path}: {exc}; nor remove the record again: {undo}"
+                ) from exc
+            raise _write_error(f"cannot write journal {self.journal_path}", exc) from exc
         self.seq += 1
         self.lines += 1
 
@@ -194,7 +209,9 @@ class Journal:
             os.ftruncate(self._fd, 0)
             os.fsync(self._fd)
         except OSError as exc:
-            raise StoreError(f"cannot write snapshot {self.snapshot_path}: {exc}") from exc
+            with contextlib.suppress(OSError):
+                tmp.unlink(missing_ok=True)  # a half-written copy would hold the space a full disk lacks
+            raise _write_error(f"cannot write snapshot {self.snapshot_path}", exc) from exc
         self.lines = 0
 
     def close(self) -> None:

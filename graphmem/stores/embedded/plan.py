@@ -50,7 +50,10 @@ class WritePlanner:
         if w.idempotency_key is not None:
             if w.idempotency_key in self.graph.import_keys:
                 raise StoreError(f"import key {w.idempotency_key!r} was imported already; nothing was written")
-            ops.append(["import_key", w.idempotency_key, key])
+            if w.idempotency_outcome is None:
+                ops.append(["import_key", w.idempotency_key, key])
+            else:  # the add's answer, journaled with it (ingest/idempotency.py)
+                ops.append(["import_key", w.idempotency_key, key, w.idempotency_outcome])
         return ops
 
     def _entities(self, w: GraphWrite, at: str | None, ops: list[Op]) -> dict[str, str]:

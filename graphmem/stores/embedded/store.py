@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from graphmem.errors import ConfigError, GraphMemError, InvalidInputError, StoreError
+from graphmem.errors import ConfigError, GraphMemError, InvalidInputError, StorageFullError, StoreError, WriteOutcomeUnknown
 from graphmem.schema.filters import Filter, scoped
 from graphmem.stores.base import (
     EntityCandidate,
@@ -51,6 +51,7 @@ from graphmem.types import (
     Entity,
     GraphWrite,
     MemoryItem,
+    Owners,
     Relation,
     Scope,
     iso,
@@ -153,6 +154,11 @@ class EmbeddedStore(GraphStore):
             self._begin()
             return {k for k in keys if k in self._graph.import_keys}
 
+    def idempotent_outcome(self, key: str) -> str | None:
+        with self._lock:
+            self._begin()
+            return self._graph.key_outcomes.get(key)
+
     def search_graph(self, scope: Scope, query: GraphQuery) -> list[Relation]:
         with self._lock:
             self._begin()
@@ -235,11 +241,13 @@ class EmbeddedStore(GraphStore):
             self._begin()
             return memory_context(self._graph.memories, scope, query, unit(self._vector(query.embedding)))
 
-    def get_memory(self, memory_id: str) -> MemoryItem | None:
+    def get_memory(self, memory_id: str, owners: Owners | None = None) -> MemoryItem | None:
         with self._lock:
             self._begin()
             row = self._graph.memories.rows.get(memory_id)
-            return None if row is None or is_expired(row.get("expires_at")) else memory_item(row)
+            if row is None or (owners is not None and not owners.allow(row.get("user_id"))):
+                return None
+            return None if is_expired(row.get("expires_at")) else memory_item(row)
 
     def list_memories(
         self, scope: Scope, include_deleted: bool = False, limit: int | None = None, filters: Filter | None = None
@@ -254,7 +262,7 @@ class EmbeddedStore(GraphStore):
             return [memory_item(r) for r in rows[:limit]]
 
     def delete_memory(self, memory_id: str) -> bool:
-        with self._lock:
+        with self._lock:  # the condition and the removal under one lock: one of concurrent deletes wins
             self._begin()
             if memory_id not in self._graph.memories.rows:
                 return False
@@ -352,7 +360,11 @@ class EmbeddedStore(GraphStore):
             ops, erased = plan()
             if ops:
                 self._commit(ops)
-                self._journal.write_snapshot(self._graph.snapshot())
+                try:
+                    self._journal.write_snapshot(self._graph.snapshot())
+                except StorageFullError:  # the erasure is durable in the journal; the next compaction drops the text
+                    log.warning("erased, but %s has no room for a new snapshot yet: the erased text stays in its "
+                                "files until the next compaction", self.path)
             return erased
 
     def reset(self) -> None:
@@ -375,7 +387,11 @@ class EmbeddedStore(GraphStore):
     # --- durability -----------------------------------------------------------------------------
 
     def _commit(self, ops: list[Op]) -> None:
-        self._journal.append({"ops": ops})  # durable first, then visible
+        try:
+            self._journal.append({"ops": ops})  # durable first, then visible
+        except WriteOutcomeUnknown:  # the record may stand in the journal: what the file holds is the truth
+            self._reload()
+            raise
         self._graph.apply(ops)
         self._compact_if_due()
 
@@ -406,8 +422,10 @@ class EmbeddedStore(GraphStore):
         for node in stored:
             if len(node["embedding"]) != self.embedding_dims:
                 raise ConfigError(
-                    f"graph store {self.path} holds {len(node['embedding'])}-dimensional embeddings, "
-                    f"not {self.embedding_dims}: use the embedder it was built with, or another folder"
+                    f"graph store {self.path} holds {len(node['embedding'])}-dimensional embeddings, not the "
+                    f"{self.embedding_dims} of the configured embedder: a store keeps the embedder it was built with. Give "
+                    "this embedder its own folder (graph_store.config.path; from the shell: graphmem init --data-dir DIR "
+                    "--force), or configure the embedder that built it"
                 )
 
     def _begin(self) -> None:

@@ -65,3 +65,7 @@ def _iso(value: datetime | None) -> str | None:
 
 def imported_keys(keys: list[str]) -> Statement:
     return Statement("imported_keys", {"keys": list(keys)})
+
+
+def idempotent_outcome(key: str) -> Statement:
+    return Statement("idempotent_outcome", {"key": key})

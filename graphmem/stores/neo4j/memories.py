@@ -29,7 +29,7 @@ from graphmem.stores.neo4j.values import (
     utc,
     vector,
 )
-from graphmem.types import GraphWrite, MemoryItem, MemoryWrite, Scope, TimeSpan, turn_key, utcnow
+from graphmem.types import GraphWrite, MemoryItem, MemoryWrite, Owners, Scope, TimeSpan, turn_key, utcnow
 
 MEMORY_EVENTS = ("ADD", "UPDATE", "DELETE")
 _INT64 = (-(2**63), 2**63 - 1)
@@ -142,8 +142,9 @@ def search_memories(scope: Scope, query: MemoryQuery, plan: VectorPlan) -> State
     )
 
 
-def get_memory(memory_id: str) -> Statement:
-    return Statement("get_memory", {"id": memory_id})
+def get_memory(memory_id: str, owners: Owners | None = None) -> Statement:
+    wanted = None if owners is None else {"users": list(owners.users), "prefixes": list(owners.prefixes)}
+    return Statement("get_memory", {"id": memory_id, "owners": wanted})
 
 
 def list_memories(scope: Scope, include_deleted: bool, limit: int | None, flt: Filter | None = None) -> Statement:

@@ -164,6 +164,7 @@ def write_graph(write: GraphWrite, unlock: bool = False) -> Statement:
             "messages": message_rows(write),
             "keep_messages": int(write.keep_messages),
             "idempotency_key": write.idempotency_key,
+            "idempotency_outcome": write.idempotency_outcome,
             "unlock": unlock,
         },
     )

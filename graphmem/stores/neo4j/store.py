@@ -42,7 +42,7 @@ from graphmem.stores.neo4j import conversation as log_queries
 from graphmem.stores.neo4j import memories as memory_queries
 from graphmem.stores.neo4j.translate import reason, redact_url, translated
 from graphmem.stores.neo4j.values import Statement, VectorPlan
-from graphmem.types import Conversation, Entity, GraphWrite, MemoryItem, Relation, Scope
+from graphmem.types import Conversation, Entity, GraphWrite, MemoryItem, Owners, Relation, Scope
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -134,7 +134,7 @@ class Neo4jStore(GraphStore):
 
     def _query(self, stmt: Statement, *, read: bool) -> list[neo4j.Record]:
         """One statement in its own managed transaction (one round trip)."""
-        with translated(self.url), self._driving():
+        with translated(self.url, writing=not read), self._driving():
             self._count()
             text, params = stmt.run_args()
             records, summary, _ = self._driver.execute_query(
@@ -444,6 +444,10 @@ class Neo4jStore(GraphStore):
             return set()
         return {row["key"] for row in self._query(bulk_queries.imported_keys(keys), read=True)}
 
+    def idempotent_outcome(self, key: str) -> str | None:
+        rows = self._query(bulk_queries.idempotent_outcome(key), read=True)  # causal: the driver's bookmarks follow its writes
+        return str(rows[0]["outcome"]) if rows and rows[0]["outcome"] is not None else None
+
     def partition_scope(self, scope: Scope) -> None:
         """Give the scope a vector index of its own (once; see partition.py). Done after a write
         that took the scope past VectorPlan.partition_size; a failure is logged and searches keep
@@ -514,8 +518,8 @@ class Neo4jStore(GraphStore):
         (row,) = self._query(memory_queries.memory_context(scope, query), read=True)
         return memory_queries.to_context(row)
 
-    def get_memory(self, memory_id: str) -> MemoryItem | None:
-        rows = self._query(memory_queries.get_memory(memory_id), read=True)
+    def get_memory(self, memory_id: str, owners: Owners | None = None) -> MemoryItem | None:
+        rows = self._query(memory_queries.get_memory(memory_id, owners), read=True)
         item = memory_queries.to_memory(rows[0]["memory"]) if rows else None
         return None if item is None or is_expired(item.expires_at) else item
 
@@ -638,10 +642,17 @@ SEARCH_READS = 2
 WARM_CLOSE_WAIT = 30.0
 
 
+BOLT_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
+
+
 def _open_driver(url: str, username: str | None, password: str | None, fetch_size: int,
                  connection_timeout: float, max_retry_time: float) -> neo4j.Driver:
     """A driver of our own; a bad address or setting is a ConfigError naming the redacted url."""
     auth = None if username is None else neo4j.basic_auth(username, password or "")
+    scheme = url.partition("://")[0].lower()
+    if scheme not in BOLT_SCHEMES:  # the driver would try its HTTP query API, which needs aiohttp
+        raise ConfigError(f"Neo4j url {redact_url(url)} must start with {', '.join(s + '://' for s in BOLT_SCHEMES)} "
+                          "(graphmem speaks Bolt, port 7687 by default; http:// is Neo4j's HTTP port)")
     try:
         return GraphDatabase.driver(
             url,

@@ -11,12 +11,13 @@ from neo4j.exceptions import (
     AuthError,
     DatabaseUnavailable,
     DriverError,
+    IncompleteCommit,
     Neo4jError,
     ServiceUnavailable,
     SessionExpired,
 )
 
-from graphmem.errors import GraphMemError, StoreError, StoreUnavailableError
+from graphmem.errors import GraphMemError, StoreError, StoreUnavailableError, WriteOutcomeUnknown
 
 _UNAVAILABLE = (ServiceUnavailable, SessionExpired, AuthError, DatabaseUnavailable)
 
@@ -42,12 +43,19 @@ def reason(exc: BaseException, url: str | None = None) -> str:
 
 
 @contextmanager
-def translated(url: str) -> Iterator[None]:
-    """Raise graphmem's errors (``from`` the driver's) for whatever the block raises."""
+def translated(url: str, *, writing: bool = True) -> Iterator[None]:
+    """Raise graphmem's errors (``from`` the driver's) for whatever the block raises; ``writing``
+    False: a read, whose lost COMMIT answer is only an unreachable store."""
     try:
         yield
     except GraphMemError:
         raise
+    except IncompleteCommit as exc:  # COMMIT was sent, its answer lost: the write may have happened
+        if not writing:
+            raise StoreUnavailableError(f"Neo4j is unreachable at {redact_url(url)}: {reason(exc, url)}") from exc
+        raise WriteOutcomeUnknown(
+            f"the connection to Neo4j at {redact_url(url)} failed while a write was committing: {reason(exc, url)}"
+        ) from exc
     except _UNAVAILABLE as exc:
         raise StoreUnavailableError(f"Neo4j is unreachable at {redact_url(url)}: {reason(exc, url)}") from exc
     except (Neo4jError, DriverError) as exc:

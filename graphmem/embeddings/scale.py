@@ -1,0 +1,19 @@
+"""Thresholds on the embedder's own scale: graphmem states them as relative similarities
+(0 = unrelated, 1 = identical: MiniLM's cosine) and each model maps them (Embedder.cosine_for)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from graphmem.embeddings.base import Embedder
+    from graphmem.retrieval.presets import SearchPreset
+
+
+def on_scale(preset: SearchPreset, threshold: float | None, embedder: Embedder) -> tuple[SearchPreset, float | None]:
+    """The preset with its seed threshold, and the search threshold, as this model's cosines."""
+    if embedder.query_floor:  # both compare the query's vector with stored ones
+        preset = replace(preset, seed_threshold=embedder.cosine_for(preset.seed_threshold, query=True))
+        threshold = None if threshold is None else embedder.cosine_for(threshold, query=True)
+    return preset, threshold
