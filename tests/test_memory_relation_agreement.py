@@ -84,3 +84,14 @@ def test_a_memory_naming_the_place_for_another_reason_is_not_superseded(server, 
     result = memory.search("what about Boston?", user_id=user)
     visit = next(m for m in result["results"] if m["memory"] == "Visited Boston")
     assert "superseded" not in visit.get("graph", {})
+
+
+def test_a_memory_of_a_relation_retired_with_nothing_in_its_place_is_marked(server, memory, user):
+    _say(server, memory, user, "I work at Globex.", "2021-03-01", ["Works at Globex"], [("Globex", "company")],
+         [("I", "works_at", "Globex")])
+    _say(server, memory, user, "I quit Globex, I don't work at Globex anymore.", "2024-06-01", ["Quit Globex"], [("Globex", "company")],
+         [("I", "quit", "Globex")], deletions=[("I", "works_at", "Globex")], kept=1)
+    result = memory.search("do I work at Globex?", user_id=user)
+    old = next(m for m in result["results"] if m["memory"] == "Works at Globex")
+    assert old["graph"]["superseded"]["by"] is None and "Globex" in old["graph"]["superseded"]["fact"]
+    assert result["results"][-1]["memory"] == "Works at Globex"

@@ -1,6 +1,7 @@
 """Memories and relations agree in ranking: a memory fact that states a relation the graph has
-since retired (invalidated, or replaced by a newer current relation of the same kind) ranks below
-the memories that do not, and says so; a memory that states a current relation is offered with it.
+since retired (invalidated, and perhaps replaced by a newer current relation of the same kind)
+ranks below the memories that do not, and says so (with the newer relation when there is one); a
+memory that states a current relation is offered with it.
 
 Why: the two halves of search are ranked apart. Without this, "where do I live?" could rank the
 memory "Lives in Boston" first while the graph's current relation says Denver: the agent gets two
@@ -13,8 +14,9 @@ tokeniser, stems) rather than a model: search makes no model call. Verbatim memo
 a message with ``infer=False``) are left alone: a message says what was said when it was said.
 
 One more store read, only when the search found both inferred memories and relations: every
-version (current and retired) of the relationship types of the best relations, around their source
-entities (``search_graph`` with ``include_invalidated``, no vector or text seeds).
+version (current and retired) around the best relations' endpoints that has one of their types or
+ends at one of their destinations ("Works at Globex" is retired for "Quit Globex": another type,
+the same place) (``search_graph`` with ``include_invalidated``, no vector or text seeds).
 """
 
 from __future__ import annotations
@@ -64,9 +66,10 @@ def agree(
 
 def _versions(store: GraphStore, scope: Scope, relations: Sequence[Relation], embedding: list[float]) -> list[Relation]:
     kinds = sorted({r.relationship for r in relations})
-    sources = sorted({canonical_name(r.source) for r in relations})
-    flt = parse({"relationship": {"in": kinds}})
-    query = GraphQuery(embedding, "", sources, top_k=0, include_invalidated=True, hops=1, filters=flt, fact_top_k=0)
+    ends = sorted({r.destination for r in relations})
+    seeds = sorted({canonical_name(name) for r in relations for name in (r.source, r.destination)})
+    flt = parse({"OR": [{"relationship": {"in": kinds}}, {"destination_entity": {"in": ends}}]})
+    query = GraphQuery(embedding, "", seeds, top_k=0, include_invalidated=True, hops=1, filters=flt, fact_top_k=0)
     return store.search_graph(scope, query)
 
 
@@ -78,10 +81,13 @@ def _mark(memory: MemoryItem, current: list[Relation], retired: list[Relation], 
     for old in (r for r in retired if _states(words, r, self_id)):
         kind = (old.source_id, old.relationship)
         newer = [r for r in current if (r.source_id, r.relationship) == kind and r.destination_id != old.destination_id]
-        if kind in kinds_stated or not newer:
-            continue  # it also states the current one, or nothing replaced the retired one
-        by = max(newer, key=lambda r: (r.valid_at or r.created_at or utcnow()).timestamp())
-        memory.graph = {"superseded": {"relation": old.id, "fact": _fact(old), "by": by.id, "current": _fact(by)}}
+        if kind in kinds_stated:
+            continue  # it also states the current one
+        superseded: dict[str, str | None] = {"relation": old.id, "fact": _fact(old), "by": None, "current": None}
+        if newer:
+            by = max(newer, key=lambda r: (r.valid_at or r.created_at or utcnow()).timestamp())
+            superseded.update(by=by.id, current=_fact(by))
+        memory.graph = {"superseded": superseded}
         return True
     if stated:
         memory.graph = {"relations": [r.id for r in stated]}
