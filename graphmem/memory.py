@@ -13,7 +13,7 @@ from typing import Any, Literal, overload
 
 from graphmem.config import MemoryConfig
 from graphmem.embeddings import Embedder
-from graphmem.embeddings.scale import on_scale
+from graphmem.retrieval.scale import on_scale
 from graphmem.errors import ClosedError, ConfigError, InvalidInputError, NotFoundError
 from graphmem.factory import build_embedder, build_llm, build_store
 from graphmem.ingest import checks, edits

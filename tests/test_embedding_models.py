@@ -19,7 +19,7 @@ from hub_server import HubServer
 from graphmem import Memory
 from graphmem.embeddings import HashingEmbedder, OnnxEmbedder, create_embedder
 from graphmem.embeddings.models import BGE_QUERY, known
-from graphmem.embeddings.scale import on_scale
+from graphmem.retrieval.scale import on_scale
 from graphmem.errors import ConfigError
 from graphmem.retrieval import HYBRID
 from graphmem.testing import ScriptedLLMServer

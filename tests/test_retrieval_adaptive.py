@@ -134,8 +134,9 @@ def test_default_search_ranks_a_tech_chat_at_least_as_well_as_its_best_single_si
 def test_the_vector_signal_is_spread_over_the_candidates_so_any_cosine_scale_ranks_alike():
     from graphmem.retrieval.fusion import spread
 
-    assert spread([0.2, 0.6, 0.4]) == pytest.approx([0.0, 1.0, 0.5])
-    assert spread([0.5, 0.5]) == [0.0, 0.0]  # alike: orders nothing
+    assert spread([0.2, 0.6, 0.4]) == pytest.approx([0.01, 1.0, 0.505])  # the worst keeps a floor: still found
+    assert spread([0.5, 0.5]) == [1.0, 1.0]  # alike: orders nothing, but a lone candidate is still found
+    assert spread([0.3, -0.1]) == [1.0, 0.0]  # a cosine <= 0 gets nothing, as max-normalised
     minilm = {"vector": [0.62, 0.30, 0.05], "bm25": [0.0, 5.0, 4.0]}
     bge = {"vector": [0.81, 0.65, 0.52], "bm25": [0.0, 5.0, 4.0]}  # the same order, bge's compressed scale
     weights = {"vector": 1.0, "bm25": 1.0}

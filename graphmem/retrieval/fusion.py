@@ -101,12 +101,18 @@ def selectivity(scores: Sequence[float]) -> float:
     return 1.0 - sum(1 for s in scores if s > 0) / len(scores)
 
 
+#: what the worst candidate with a positive cosine keeps of the spread vector signal
+SPREAD_FLOOR = 0.01
+
+
 def spread(scores: Sequence[float]) -> list[float]:
-    """Min-max over the candidates (0 for all when they are alike: a flat signal orders nothing)."""
+    """Min-max over the candidates, kept above 0 for every positive cosine (SPREAD_FLOOR) as
+    ``by_best`` keeps it: a one-candidate search, or the worst of several, still finds what it
+    found; a flat signal adds the same to every candidate and orders nothing. A cosine <= 0 gets 0."""
     low, high = min(scores, default=0.0), max(scores, default=0.0)
     if high <= low:
-        return [0.0] * len(scores)
-    return [(s - low) / (high - low) for s in scores]
+        return [1.0 if s > 0 else 0.0 for s in scores]
+    return [SPREAD_FLOOR + (1 - SPREAD_FLOOR) * (s - low) / (high - low) if s > 0 else 0.0 for s in scores]
 
 
 def by_best(scores: Sequence[float]) -> list[float]:
