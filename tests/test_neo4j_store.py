@@ -130,6 +130,7 @@ def sample_statements():
         queries.write_graph(write),
         bulk_queries.write_verbatim([GraphWrite("add", scope, T0)]),
         bulk_queries.imported_keys(["k"]),
+        bulk_queries.idempotent_outcome("k"),
         bulk_graph.write_created([GraphWrite("add", scope, T0, [e])]),
         queries.search_graph(scope, query, plan, 100),
         single_pass.context_statement(scope, AddContextQuery("alice", axis(0), "alice"), plan),
