@@ -81,3 +81,33 @@ def test_the_models_carry_their_rank_floor(tmp_path):
     (folder / "graphmem_model.json").write_text(json.dumps({"score_floor": 0.43, "query_floor": 0.34, "rank_floor": 0.45}))
     told = OnnxEmbedder(folder)
     assert (told.query_floor, told.ranking_floor()) == (pytest.approx(0.34), pytest.approx(0.45))
+
+
+def test_a_cosine_below_the_floor_keeps_its_order_and_is_never_dropped():
+    values = relative([0.3, 0.45, 0.6, 0.9], 0.5)
+    assert values[2:] == pytest.approx([0.2, 0.8])
+    assert 0.0 < values[0] < values[1] < 1e-5  # a trace, in cosine order
+    assert relative([-0.2, 0.4], 0.0) == [-0.2, 0.4]  # MiniLM's floor: unchanged
+
+
+def test_a_vector_search_returns_its_limit_in_cosine_order_below_a_high_rank_floor(tmp_path):
+    """Hashing cosines between different texts sit far below 0.9: every candidate is under the
+    rank floor, and the plain vector search still returns them all, nearest first."""
+    from helpers import llm_config
+
+    from graphmem import Memory
+    from graphmem.testing import ScriptedLLMServer
+
+    embedder = Scaled(0.0, 0.9)
+    texts = ["alpha beta gamma", "alpha beta", "delta epsilon", "alpha"]
+    with ScriptedLLMServer() as server:
+        memory = Memory({"llm": llm_config(server), "history_db_path": str(tmp_path / "h.db"),
+                         "graph_store": {"provider": "embedded", "config": {"path": str(tmp_path / "store")}}}, embedder=embedder)
+        for t in texts:
+            memory.add(t, user_id="u", infer=False)
+        found = memory.search("alpha beta gamma delta", user_id="u", preset="vector", limit=4)["results"]
+        memory.close()
+        assert not server.requests
+    assert len(found) == 4
+    cosines = [r["scores"]["vector"] for r in found]
+    assert cosines == sorted(cosines, reverse=True) and max(cosines) < 0.9
