@@ -83,10 +83,11 @@ def test_the_models_carry_their_rank_floor(tmp_path):
     assert (told.query_floor, told.ranking_floor()) == (pytest.approx(0.34), pytest.approx(0.45))
 
 
-def test_a_cosine_below_the_floor_keeps_its_order_and_is_never_dropped():
+def test_a_cosine_below_the_floor_counts_nothing_in_the_fusion():
     values = relative([0.3, 0.45, 0.6, 0.9], 0.5)
-    assert values[2:] == pytest.approx([0.2, 0.8])
-    assert 0.0 < values[0] < values[1] < 1e-5  # a trace, in cosine order
+    assert values[2:] == pytest.approx([0.2, 0.8]) and values[0] < 0 and values[1] < 0
+    fused = fuse({"vector": values, "bm25": [0.0, 1.0, 0.0, 0.0]}, {"vector": 1.0, "bm25": 1.0}, "adaptive")
+    assert fused[0] == 0.0 and fused[3] == pytest.approx(1.0)
     assert relative([-0.2, 0.4], 0.0) == [-0.2, 0.4]  # MiniLM's floor: unchanged
 
 

@@ -90,19 +90,12 @@ def relative(cosines: Sequence[float], floor: float) -> list[float]:
     """Cosines on the model's own scale as relative similarities (0: unrelated, 1: identical):
     (cosine - floor) / (1 - floor), the inverse of Embedder.cosine_for. A model with a compressed
     scale (bge-small: unrelated at 0.34-0.43) otherwise keeps most of its score for every candidate
-    and its better meaning is outvoted by the words; MiniLM's floor is 0 and nothing changes.
-
-    A cosine below a floor above 0 keeps a trace (``BELOW_FLOOR`` x (1 + cosine)) instead of going
-    negative: it adds nothing the other signals would notice, but a candidate is never dropped for
-    it (bge's rank floor, 0.5, is near the median cosine of a conversation's messages: a plain
-    vector search must still return its ``limit`` nearest, in cosine order)."""
+    and its better meaning is outvoted by the words; MiniLM's floor is 0 and nothing changes. A
+    cosine below the floor counts 0 in the fusion (memories._rank still lists such a candidate,
+    nearest first, after every scored one when the preset weighs the meaning)."""
     if not floor or floor >= 1.0:
         return list(cosines)
-    return [(c - floor) / (1.0 - floor) if c >= floor else BELOW_FLOOR * (1.0 + c) for c in cosines]
-
-
-#: what a cosine below the model's floor keeps in ``relative`` (ordered, never 0, negligible)
-BELOW_FLOOR = 1e-6
+    return [(c - floor) / (1.0 - floor) for c in cosines]
 
 
 def selectivity(scores: Sequence[float]) -> float:

@@ -102,12 +102,21 @@ def _rank(
             item.scores["session"] = preset.session * support[item_id]
             boost += item.scores["session"]
         item.score = own[item_id] + boost
-    ranked = [m for m in pool.values() if (m.score or 0) > 0]
-    ranked.sort(key=lambda m: (-(m.score or 0), -(m.created_at.timestamp() if m.created_at else 0.0)))
+    ranked = _listed(pool, preset)
+    ranked.sort(key=lambda m: (-(m.score or 0), -m.scores.get("vector", 0.0), -(m.created_at.timestamp() if m.created_at else 0.0)))
     ranked = _cover(ranked, list(scored.values()), own, query, preset, when, limit)[:limit]
     if preset.neighbours_as == "context":
         _attach(ranked, context, scored, own)
     return ranked
+
+
+def _listed(pool: dict[str, MemoryItem], preset: SearchPreset) -> list[MemoryItem]:
+    """The items that rank: a fused score above 0, or (the preset weighing the meaning) a positive
+    cosine. Why the second: a model's rank floor (bge-small 0.5) sits near the median cosine of a
+    conversation's messages, and a candidate below it scores 0; a plain vector search must still
+    return its ``limit`` nearest (they come last, nearest first)."""
+    meaning = bool(preset.weights.get("vector"))
+    return [m for m in pool.values() if (m.score or 0) > 0 or (meaning and m.scores.get("vector", 0.0) > 0)]
 
 
 def _cover(
