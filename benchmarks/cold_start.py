@@ -9,7 +9,8 @@ server that is already warm (its plans cached), with the hashing embedder:
 - ``import graphmem + Memory.from_config`` and ``Memory.from_config`` alone (inside the process);
 - with ``--restarts N`` (the launcher's Neo4j on ``--launcher-port``, which must be the caller's own):
   the first add of a new process right after a server start, against the first add of a new process on
-  the warm server and against a warm add (the median of adds 2-6 of a process).
+  the warm server and against a warm add (the median of adds 2-6 of a process); this checkout's
+  processes set ``"warm_up": false`` (short-lived), the baseline's cannot.
 
 ``--baseline REV`` runs the same commands on the source of another commit (``git archive`` into a
 temporary folder, put first on PYTHONPATH; same interpreter and packages), alternating with this
@@ -122,7 +123,10 @@ class Bench:
         ports = ["--bolt-port", str(bolt), "--http-port", str(http)]
         subprocess.run([*launcher, "stop", *ports], capture_output=True, check=False)
         subprocess.run([*launcher, "start", *ports], capture_output=True, check=True, env=child_env(None))
-        job = {"config": self.config, "user": f"coldstart-first-{variant}-{restart}", "adds": 1, "messages": [MESSAGE]}
+        # a short-lived process: "warm_up": false where the source has it (before it, nothing could turn
+        # the warming and the preparing threads off)
+        config = {**self.config, "warm_up": False} if variant == "after" else self.config
+        job = {"config": config, "user": f"coldstart-first-{variant}-{restart}", "adds": 1, "messages": [MESSAGE]}
         first = child(job, env)
         self.note("first add, new process, server just started", variant, first["adds_s"][0])
         job = {**job, "user": f"coldstart-warm-{variant}-{restart}", "adds": 6}

@@ -84,6 +84,8 @@ def retire_and_decide(
         settle(invalidating, *early.values())
         raise
     chosen = early.pop(_key(retired), None)
+    log.debug("memory update asked beside the invalidation for %d outcome(s): %s", len(early) + (chosen is not None),
+              "one was what it retired" if chosen is not None else "none was, asked again")
     settle(*early.values())
     if chosen is None:  # the model retired something no guess had: decide with what it retired
         return retired, dropped, decide(inputs(retired))
