@@ -91,14 +91,15 @@ def summarise(positions: dict[str, list[int | None]]) -> dict[str, dict[str, Any
 
 
 def baseline(graphs: list[UserGraph], embedder: common.CachedEmbedder) -> dict[str, list[int | None]]:
-    """Cosine between the question and each relation valid at its as_of, as a sentence with types."""
+    """Cosine between the question (embedded as a search query, as graphmem does) and each relation
+    valid at its as_of, written as a sentence with its types."""
     positions: dict[str, list[int | None]] = defaultdict(list)
     for g in graphs:
         types = {e.id: e.entity_type for e in g.entities.values()}
         for q in g.questions:
             rels = g.visible(q.as_of)
             vectors = np.array(embedder.embed([sentence(r, types) for r in rels]))
-            cos = vectors @ np.array(embedder.embed_one(q.text))
+            cos = vectors @ np.array(embedder.embed_query(q.text))  # as search embeds a question (the model's query instruction)
             order = [rels[i].id for i in np.argsort(-cos, kind="stable")[: max(KS)]]
             positions[q.slice].append(ranks(order, q.gold))
     return positions
@@ -180,7 +181,7 @@ def measure_latency(memory: Memory, g: UserGraph, args: argparse.Namespace) -> d
     the same rounds, the store's search_graph alone (the ranking's share is the difference)."""
     load(memory, g)
     scope, preset = Scope.of(user_id=g.user_id), args.preset
-    asked = [(q.text, memory.embedder.embed_one(q.text)) for q in g.questions]
+    asked = [(q.text, memory.embedder.embed_query(q.text)) for q in g.questions]
     times: list[float] = []
     store_times: list[float] = []
     for round_ in range(args.latency_rounds + 1):

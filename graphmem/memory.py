@@ -13,7 +13,6 @@ from typing import Any, Literal, overload
 
 from graphmem.config import MemoryConfig
 from graphmem.embeddings import Embedder
-from graphmem.embeddings.scale import on_scale
 from graphmem.errors import ClosedError, ConfigError, InvalidInputError, NotFoundError
 from graphmem.factory import build_embedder, build_llm, build_store
 from graphmem.ingest import checks, edits
@@ -36,6 +35,7 @@ from graphmem.retrieval.agreement import agree
 from graphmem.retrieval.graph import search_relations
 from graphmem.retrieval.memories import search_memories
 from graphmem.retrieval.rerank import Reranker
+from graphmem.retrieval.scale import on_scale
 from graphmem.retrieval.when import annotate_times, parse_query
 from graphmem.schema import arguments
 from graphmem.schema.filters import scope_and_filter

@@ -19,9 +19,9 @@ from hub_server import HubServer
 from graphmem import Memory
 from graphmem.embeddings import HashingEmbedder, OnnxEmbedder, create_embedder
 from graphmem.embeddings.models import BGE_QUERY, known
-from graphmem.embeddings.scale import on_scale
 from graphmem.errors import ConfigError
 from graphmem.retrieval import HYBRID
+from graphmem.retrieval.scale import on_scale
 from graphmem.testing import ScriptedLLMServer
 
 BGE_DIR = Path(os.environ.get("GRAPHMEM_TEST_BGE_DIR", MODEL_DIR.parent / "bge-small-en-v1.5-onnx"))

@@ -25,7 +25,7 @@ from neo4j import GraphDatabase, RoutingControl
 from graphmem.errors import ConfigError, InvalidInputError, StoreError, StoreUnavailableError
 from graphmem.schema.filters import parse
 from graphmem.schema.resources import list_cypher, load_cypher, load_prompt
-from graphmem.stores.base import AddContextQuery, EntityCandidate, GraphQuery, MemoryQuery, relation_visible
+from graphmem.stores.base import AddContextQuery, EntityCandidate, GraphQuery, MemoryQuery, RelationFact, relation_visible
 from graphmem.stores.memory_context import ContextQuery
 from graphmem.stores.neo4j import Neo4jStore, bulk_graph, partition, queries, schema_check, single_pass
 from graphmem.stores.neo4j import bulk as bulk_queries
@@ -130,11 +130,14 @@ def sample_statements():
         queries.write_graph(write),
         bulk_queries.write_verbatim([GraphWrite("add", scope, T0)]),
         bulk_queries.imported_keys(["k"]),
+        bulk_queries.idempotent_outcome("k"),
         bulk_graph.write_created([GraphWrite("add", scope, T0, [e])]),
         queries.search_graph(scope, query, plan, 100),
         single_pass.context_statement(scope, AddContextQuery("alice", axis(0), "alice"), plan),
         queries.get_all(scope, False, None),
         queries.timeline(scope, "alice"),
+        queries.set_relation_facts(scope, [RelationFact("r", "e", "Alice knows Alice", axis(0))]),
+        queries.scopes(),
         queries.entities(scope),
         queries.scope_lock(scope),
         memory_queries.search_memories(scope, MemoryQuery(axis(0), "tea", filters=parse({"k": 1}), as_of=T0), plan),
@@ -623,7 +626,8 @@ def test_search_graph_seeds_by_vector_fulltext_and_name(neo4j_uri, scope, plan):
         )
         assert store.round_trips == before + 1
         assert [(r.source, r.relationship, r.destination) for r in by_vector] == [("Tokyo", "HAS", "jazz")]
-        assert by_vector[0].scores == {"vector": pytest.approx(1.0), "fulltext": 0.0, "seed": 0.0}
+        # the endpoint's cosine is entity proximity ("seed"); "vector" is the relation's own fact (none here)
+        assert by_vector[0].scores == {"vector": 0.0, "fulltext": 0.0, "seed": pytest.approx(1.0)}
         by_text = store.search_graph(
             scope, GraphQuery(embedding=axis(20), text="Where is the SUSHI?", seed_canonicals=[], threshold=0.9)
         )

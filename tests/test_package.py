@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_public_api_is_pinned():
     assert sorted(graphmem.__all__) == sorted([
         "AsyncMemory", "BM25_ONLY", "HYBRID", "VECTOR_ONLY", "ClosedError", "ConfigError", "EmbeddingError", "GraphMemError",
-        "InvalidInputError",
+        "IdempotencyConflictError", "InvalidInputError", "LimitExceededError", "WriteOutcomeUnknown",
         "LLMError", "LLMResponseError", "LLMUnavailableError", "Memory", "MemoryConfig", "MissingScopeError",
         "NotFoundError", "SearchPreset", "StoreError", "StoreUnavailableError", "__version__",
     ])

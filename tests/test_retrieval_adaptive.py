@@ -131,18 +131,19 @@ def test_default_search_ranks_a_tech_chat_at_least_as_well_as_its_best_single_si
     assert _recall(memory, asked, fixed, category=3) < said_once["vector"], "the shape no longer shows the problem"
 
 
-def test_the_vector_signal_is_spread_over_the_candidates_so_any_cosine_scale_ranks_alike():
-    from graphmem.retrieval.fusion import spread
+def test_cosines_relative_to_the_models_floor_make_any_scale_rank_alike():
+    from graphmem.retrieval.fusion import relative
 
-    assert spread([0.2, 0.6, 0.4]) == pytest.approx([0.0, 1.0, 0.5])
-    assert spread([0.5, 0.5]) == [0.0, 0.0]  # alike: orders nothing
+    assert relative([0.2, 0.6], 0.0) == [0.2, 0.6]  # MiniLM: unchanged
+    assert relative([0.34, 0.67, 1.0], 0.34) == pytest.approx([0.0, 0.5, 1.0])
     minilm = {"vector": [0.62, 0.30, 0.05], "bm25": [0.0, 5.0, 4.0]}
-    bge = {"vector": [0.81, 0.65, 0.52], "bm25": [0.0, 5.0, 4.0]}  # the same order, bge's compressed scale
+    # the same closeness on bge's compressed scale (unrelated at 0.43): its cosines are 0.43 + 0.57 x MiniLM's
+    bge = {"vector": [0.43 + 0.57 * v for v in minilm["vector"]], "bm25": [0.0, 5.0, 4.0]}
     weights = {"vector": 1.0, "bm25": 1.0}
-    # max-normalised, bge's meaning hardly separates (0.65 / 0.81 = 0.8) and the words win; spread, both agree
-    assert fuse(bge, weights, "score")[1] > fuse(bge, weights, "score")[0]
-    fused = [fuse(s, weights, "adaptive") for s in (minilm, bge)]
-    assert [sorted(range(3), key=lambda i, f=f: -f[i]) for f in fused] == [[0, 1, 2], [0, 1, 2]]
+    order = [sorted(range(3), key=lambda i, f=f: -f[i]) for f in (fuse(s, weights, "adaptive") for s in (minilm, bge))]
+    assert order[0] == [0, 1, 2] and order[1] != order[0]  # raw, bge's meaning hardly separates and the words win
+    bge["vector"] = relative(bge["vector"], 0.43)
+    assert fuse(bge, weights, "adaptive") == pytest.approx(fuse(minilm, weights, "adaptive"))  # relative: one scale
 
 
 def test_a_yes_no_signal_counts_as_far_as_it_is_selective():

@@ -50,7 +50,7 @@ def test_named_presets_are_valid_and_a_custom_one_works():
     from graphmem.retrieval import PRESETS, SearchPreset
     from graphmem.retrieval.presets import FUSIONS, SIGNALS
 
-    assert set(SIGNALS) == {"vector", "bm25", "fulltext", "seed", "time"} and set(FUSIONS) == {"score", "rrf", "adaptive"}
+    assert set(SIGNALS) == {"vector", "bm25", "fulltext", "seed", "time", "path"} and set(FUSIONS) == {"score", "rrf", "adaptive"}
     for preset in PRESETS.values():
         assert set(preset.weights) <= set(SIGNALS) and preset.fusion in FUSIONS
     assert SearchPreset("mine", {"bm25": 2.0, "seed": 0.0}, fusion="rrf").weights["bm25"] == 2.0

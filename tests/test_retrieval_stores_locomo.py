@@ -78,9 +78,11 @@ def test_both_stores_return_the_same_top_10_on_a_locomo_conversation(both, conve
     # the whole database, so other data moves BM25-only text hits near their cut; the default
     # (hybrid) keeps its top-10 and its recall. With MMR on by default a moved text hit can also
     # reorder the head: measured 0.933 (3 of 45 sets differ) on a server holding other tests' data,
-    # recall equal; the bound allows 4 of 45 and one question's evidence (1/45 = 0.022) of recall.
+    # recall equal; since the time signal counts by its selectivity over the candidates (issue 31),
+    # a moved text hit also moves that weight: 0.867 (6 of 45) in a full suite, recall equal. The
+    # bound allows 6 of 45 and one question's evidence (1/45 = 0.022) of recall.
     assert rate["vector"] == 1.0
-    assert rate["hybrid"] >= 0.9 and abs(mean["hybrid"][0] - mean["hybrid"][1]) <= 0.025, (rate, mean)
+    assert rate["hybrid"] >= 0.86 and abs(mean["hybrid"][0] - mean["hybrid"][1]) <= 0.025, (rate, mean)
     # bm25 alone feels the other data most (measured 0.82-0.91 in full suites): the bound is that most
     # top-10 sets agree and recall stays within 0.05; alone on a server the sets are all the same
     assert rate["bm25"] >= 0.75 and abs(mean["bm25"][0] - mean["bm25"][1]) <= 0.05, (rate, mean)

@@ -51,7 +51,10 @@ def seeded_writes(scope: Scope, seed: int = 20261122) -> list[GraphWrite]:
         relations, used = [], set()
         for _ in range(4):
             a, b = rng.sample(names, 2)
-            relations.append(RelationWrite(ids[a], rng.choice(RELATIONS), ids[b], at))
+            rel = RelationWrite(ids[a], rng.choice(RELATIONS), ids[b], at)
+            rel.fact = f"{a} {rel.relationship.lower().replace('_', ' ')} {b}"  # as every add now writes one
+            rel.fact_embedding = emb.embed_one(rel.fact)
+            relations.append(rel)
             used |= {a, b}
         entities = [EntityWrite(ids[n], n, canonical_name(n), "person" if n in PEOPLE else "concept", emb.embed_one(n), n not in seen)
                     for n in sorted(used)]

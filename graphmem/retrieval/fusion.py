@@ -1,7 +1,7 @@
 """Fusing several per-signal scores into one: reciprocal-rank fusion, normalised score sum, or the
 adaptive sum (the default) that decides per query from the candidates: the words' weight by their
-agreement with the meaning, the meaning spread over the candidates (any model's cosine scale), a
-yes/no signal by how selective it is. Memory facts and relations share it (docs/retrieval.md)."""
+agreement with the meaning, a yes/no signal by how selective it is; cosines come in relative to the
+model's floor (any model's cosine scale). Memory facts and relations share it (docs/retrieval.md)."""
 
 from __future__ import annotations
 
@@ -62,17 +62,15 @@ def fuse(signals: Mapping[str, Sequence[float]], weights: Mapping[str, float], m
 
 
 def adaptive(signals: Mapping[str, Sequence[float]], weights: Mapping[str, float]) -> list[float]:
-    """``score_sum`` with the lexical weights of ``adaptive_weights``, and the vector signal spread
-    over this query's candidates (``spread``: worst 0, best 1) instead of divided by its best.
+    """``score_sum`` with the lexical weights of ``adaptive_weights``, and a yes/no signal
+    (``SELECTIVE``: time) counted as far as it is selective on this query (``selectivity``). Other
+    signals (seed, path, ...) are fused as ``score_sum`` fuses them, with their weight. The vector
+    signal comes in as relative similarities (``relative``: the caller maps the model's cosines with
+    its floor), so a model with a compressed cosine scale counts as much as MiniLM.
 
-    Why the spread: a cosine's level is the model's, not the query's. MiniLM puts unrelated texts
-    near 0, so cosine / best already spans 0..1; bge-small puts them at 0.35-0.45, so cosine / best
-    spans only 0.6..1 and the max-normalised words outvote a better meaning signal (LOCOMO dev:
-    bge's vector R@10 +0.08 over MiniLM, the default's +0.01). Spread over the candidates, the
-    meaning separates them as much with any model, and with MiniLM the ranking is as before.
-    A yes/no signal (``SELECTIVE``: time) counts as far as it is selective on this query
-    (``selectivity``). Other signals (seed, path, ...) are fused as ``score_sum`` fuses them, with
-    their weight.
+    A min-max spread of the cosines over the candidates was tried (it made bge's scale count too) and
+    not kept: the candidate with the lowest cosine got nothing from the meaning, so an exact rare
+    name ("Quimby: 555-0192") lost to long near-misses, and a one-memory search returned nothing.
     """
     scaled = adaptive_weights(signals, weights)
     for name in SELECTIVE:
@@ -83,9 +81,19 @@ def adaptive(signals: Mapping[str, Sequence[float]], weights: Mapping[str, float
         weight = scaled.get(name, 0.0)
         if not weight:
             continue
-        for i, value in enumerate(spread(scores) if name == "vector" else by_best(scores)):
+        for i, value in enumerate(by_best(scores)):
             fused[i] += weight * value
     return fused
+
+
+def relative(cosines: Sequence[float], floor: float) -> list[float]:
+    """Cosines on the model's own scale as relative similarities (0: unrelated, 1: identical):
+    (cosine - floor) / (1 - floor), the inverse of Embedder.cosine_for. A model with a compressed
+    scale (bge-small: unrelated at 0.34-0.43) otherwise keeps most of its score for every candidate
+    and its better meaning is outvoted by the words; MiniLM's floor is 0 and nothing changes."""
+    if not floor or floor >= 1.0:
+        return list(cosines)
+    return [(c - floor) / (1.0 - floor) for c in cosines]
 
 
 def selectivity(scores: Sequence[float]) -> float:
@@ -99,14 +107,6 @@ def selectivity(scores: Sequence[float]) -> float:
     if not scores:
         return 0.0
     return 1.0 - sum(1 for s in scores if s > 0) / len(scores)
-
-
-def spread(scores: Sequence[float]) -> list[float]:
-    """Min-max over the candidates (0 for all when they are alike: a flat signal orders nothing)."""
-    low, high = min(scores, default=0.0), max(scores, default=0.0)
-    if high <= low:
-        return [0.0] * len(scores)
-    return [(s - low) / (high - low) for s in scores]
 
 
 def by_best(scores: Sequence[float]) -> list[float]:

@@ -28,7 +28,7 @@ from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime
 
-from graphmem.retrieval.fusion import fuse
+from graphmem.retrieval.fusion import fuse, relative
 from graphmem.retrieval.presets import SearchPreset
 from graphmem.retrieval.text import mentions_self, tokenize
 from graphmem.schema.filters import Filter
@@ -78,6 +78,7 @@ def graph_query(
 def rank_relations(candidates: list[Relation], query: str, preset: SearchPreset, limit: int) -> list[Relation]:
     """``candidates`` fused (scores recorded on each), spread over kinds, the ``limit`` best."""
     signals = relation_signals(candidates, query)
+    signals["vector"] = relative(signals["vector"], preset.vector_floor)
     weights = preset.relation_weights or preset.weights
     fused = fuse(signals, weights, preset.fusion, k=preset.rrf_k)
     for i, rel in enumerate(candidates):

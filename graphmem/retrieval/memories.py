@@ -24,7 +24,7 @@ from datetime import date, datetime
 from typing import Any
 
 from graphmem.retrieval.coverage import interleave, mmr, question_parts
-from graphmem.retrieval.fusion import fuse
+from graphmem.retrieval.fusion import fuse, relative
 from graphmem.retrieval.presets import SearchPreset
 from graphmem.retrieval.rerank import Reranker, rerank
 from graphmem.retrieval.text import BM25
@@ -170,7 +170,7 @@ def _own_scores(
     with_dates = bool(preset.weights.get("time"))
     texts = [f"{m.text} {time_words(m.times)}" if with_dates and m.times else m.text for m in items]
     bm25 = BM25(texts, b=preset.bm25_b).scores(query)
-    signals = {"vector": [m.scores.get("vector", 0.0) for m in items], "bm25": bm25}
+    signals = {"vector": relative([m.scores.get("vector", 0.0) for m in items], preset.vector_floor), "bm25": bm25}
     if when:
         signals["time"] = [time_score(m, when) for m in items]
     fused = fuse(signals, preset.weights, preset.fusion, k=preset.rrf_k)

@@ -65,6 +65,10 @@ class SearchPreset:
     #: relations only: each relation keeps ``1 - relation_spread`` of its score per relation of the
     #: same source and type ranked above it (retrieval.graph.spread); 0: off
     relation_spread: float = 0.0
+    #: the embedder's query floor (the cosine of a query to an unrelated text; MiniLM 0, bge-small
+    #: 0.34), set by Memory from its embedder (retrieval.scale.on_scale): the vector signal is fused
+    #: as (cosine - floor) / (1 - floor), so every model's meaning counts on one scale
+    vector_floor: float = 0.0
 
     def __post_init__(self) -> None:
         where = f"search preset {self.name!r}"
@@ -91,6 +95,8 @@ class SearchPreset:
             raise InvalidInputError(f"{where}: context must be a finite number >= 0, got {self.context!r}")
         if self.neighbours_as not in ("hits", "context"):
             raise InvalidInputError(f"{where}: neighbours_as must be 'hits' or 'context', got {self.neighbours_as!r}")
+        if not _number(self.vector_floor) or not 0.0 <= self.vector_floor < 1.0:
+            raise InvalidInputError(f"{where}: vector_floor must be a number in [0, 1), got {self.vector_floor!r}")
         if not _number(self.hop_decay) or not 0.0 <= self.hop_decay <= 1.0:
             raise InvalidInputError(f"{where}: hop_decay must be a number in [0, 1], got {self.hop_decay!r}")
         if not _number(self.seed_threshold) or not -1.0 <= self.seed_threshold <= 1.0:

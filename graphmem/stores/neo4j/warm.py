@@ -159,7 +159,7 @@ def _sample_write() -> GraphWrite:
     write = GraphWrite(add_id=new_id(), scope=WARM_SCOPE, at=_AT)
     write.entities = [EntityWrite(a, "warm", "warm", "thing", [0.0], True, {"colour": "red"}),
                       EntityWrite(b, "up", "up", "thing", [0.0], False)]
-    write.relations = [RelationWrite(a, "WARMS", b, valid_at=_AT, fact="warm warms up", fact_embedding=[0.0])]
+    write.relations = [RelationWrite(a, "WARMS", b, valid_at=_AT)]
     write.invalidations = [Invalidation(new_id(), _AT)]
     write.memories = [MemoryWrite("ADD", new_id(), "warm", [0.0], {}, "user", [a]), MemoryWrite("DELETE", new_id())]
     write.messages = [LoggedMessage("user", "warm", _AT)]

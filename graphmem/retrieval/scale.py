@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 def on_scale(preset: SearchPreset, threshold: float | None, embedder: Embedder) -> tuple[SearchPreset, float | None]:
     """The preset with its seed threshold, and the search threshold, as this model's cosines."""
     if embedder.query_floor:  # both compare the query's vector with stored ones
-        preset = replace(preset, seed_threshold=embedder.cosine_for(preset.seed_threshold, query=True))
+        preset = replace(preset, seed_threshold=embedder.cosine_for(preset.seed_threshold, query=True),
+                         vector_floor=embedder.query_floor)
         threshold = None if threshold is None else embedder.cosine_for(threshold, query=True)
     return preset, threshold
