@@ -121,3 +121,25 @@ def test_a_failed_invalidation_fails_the_add_whole_after_the_update_beside_it(se
     assert any(r.tool == "update_memory" for r in server.requests)  # the request beside it was made ...
     memory.flush()
     assert len(server.requests) == sent  # ... and was over before add() raised: nothing of it is left running
+
+
+def test_a_retirement_that_shows_the_update_the_same_uses_the_early_answer(server, memory, user):
+    """The model retires WORKS_AT Acme, which the guess (nothing retired: LOVES replaces nothing)
+    did not foresee; no memory states it or mentions Acme, so the update request asked beside the
+    invalidation showed what a sequential add would show: it is used, not asked again (4 requests)."""
+    boston(server, memory, user)
+    script(server, graph([(user, "person"), ("Acme", "organization")], [(user, "works_at", "Acme")]))
+    server.enqueue("extract_facts", {"facts": []})
+    memory.add("I work at Acme.", user_id=user)
+    server.set_handler(answer_by_marks([{"id": "0", "text": "", "event": "DELETE"}],
+                                       [{"id": "0", "text": "Lives in Boston", "event": "NONE"},
+                                        {"id": "1", "text": "Loves Boston", "event": "ADD"}]))
+    script(server, graph([(user, "person"), ("Boston", "city")], [(user, "loves", "Boston")],
+                         deletions=[(user, "works_at", "Acme")]))
+    server.enqueue("extract_facts", {"facts": ["Loves Boston"]})
+    before = len(server.requests)
+    result = memory.add("I quit Acme. I love Boston.", user_id=user)
+    updates = [r for r in server.requests[before:] if r.tool == "update_memory"]
+    assert len(updates) == 1 and "no_longer_true" not in updates[0].body["messages"][-1]["content"]
+    assert live(memory, user) == ["Lives in Boston", "Loves Boston"]
+    assert result["usage"]["llm_requests"] == len(server.requests) - before == 4

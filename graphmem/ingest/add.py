@@ -210,8 +210,8 @@ class AddPipeline:
         if existing:  # the invalidation beside the memory update of its likeliest outcomes (overlap.py)
             names = {k: e.name for k, e in entities.items()}
             retire = partial(self.invalidation.run, messages, existing, new_relations, names, scope.self_name, reference_time, context)
-            guesses = [[], overlap.likely_retired(existing, new_relations, entities)] if facts else [[]]
-            outcome.retired, dropped, (decisions, dropped_memory) = overlap.retire_and_decide(self._pool, retire, guesses, inputs, decide)
+            guess = overlap.likely_retired(existing, new_relations, entities) if facts else []
+            outcome.retired, dropped, (decisions, dropped_memory) = overlap.retire_and_decide(self._pool, retire, guess, inputs, decide)
             outcome.dropped["invalidations"] += dropped
         else:
             decisions, dropped_memory = decide(inputs([]))
