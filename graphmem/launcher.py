@@ -471,6 +471,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--root", type=Path, default=None, help="repo root containing neo4j-launcher/ (default: found from here)")
     p.add_argument("--java-home", default=None, help="JDK 17 or 21 (default: auto-detect)")
     p.add_argument("--timeout", type=float, default=180, help="seconds start waits for Bolt to answer (default 180)")
+    p.add_argument("--no-warm", dest="warm", action="store_false",
+                   help="start: do not plan graphmem's statements after starting a database that holds graphmem's "
+                        "schema (by default the next short-lived process finds them planned)")
     return p
 
 
@@ -483,8 +486,13 @@ def main(argv: list[str] | None = None) -> int:
             launcher.build()
             print(f"built {launcher.jar}")
         elif a.command == "start":
-            print(launcher.start(timeout=a.timeout))
-            print(f"browser: {launcher.browser_url}", file=sys.stderr)
+            started = not launcher.is_running()
+            print(launcher.start(timeout=a.timeout), flush=True)
+            print(f"browser: {launcher.browser_url}", file=sys.stderr, flush=True)
+            if started and a.warm:
+                from graphmem.stores.neo4j.prewarm import warm_quietly
+
+                print(f"[graphmem.launcher] {warm_quietly(launcher.uri)}", file=sys.stderr)
         elif a.command == "stop":
             launcher.stop()
             print("stopped")
