@@ -458,6 +458,15 @@ class Neo4jLauncher:
             self.pid_file.unlink(missing_ok=True)
 
 
+def warm(uri: str) -> str:
+    """Plan graphmem's statements on the server just started (stores/neo4j/prewarm.py, in a process
+    of its own: the launcher stays below the stores); one line saying what was done."""
+    done = subprocess.run([sys.executable, "-m", "graphmem.stores.neo4j.prewarm", uri],
+                          capture_output=True, text=True, check=False)
+    lines = (done.stdout or done.stderr).strip().splitlines()
+    return lines[-1] if lines else f"warming graphmem's statements exited with status {done.returncode}"
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m graphmem.launcher",
                                 description="Local Neo4j 5.26 Community (Bolt + HTTP + Browser) without Docker: Java 17/21 "
@@ -490,9 +499,7 @@ def main(argv: list[str] | None = None) -> int:
             print(launcher.start(timeout=a.timeout), flush=True)
             print(f"browser: {launcher.browser_url}", file=sys.stderr, flush=True)
             if started and a.warm:
-                from graphmem.stores.neo4j.prewarm import warm_quietly
-
-                print(f"[graphmem.launcher] {warm_quietly(launcher.uri)}", file=sys.stderr)
+                print(f"[graphmem.launcher] {warm(launcher.uri)}", file=sys.stderr)
         elif a.command == "stop":
             launcher.stop()
             print("stopped")

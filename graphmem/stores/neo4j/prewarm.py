@@ -3,8 +3,8 @@
 A long-lived process plans graphmem's statements beside its set-up (warm.py) and never waits for it;
 a short-lived one (a CLI command, a cron job, a serverless function) would plan them on its own path,
 seconds on a fresh JVM, once per server start. The plan cache is the server's, so one warming right
-after the start serves every process after it. ``python -m graphmem.launcher start`` calls
-``warm_server`` when it started the server and the database already holds graphmem's schema (a
+after the start serves every process after it. ``python -m graphmem.launcher start`` runs
+this module (``main``, a process of its own) when it started the server and the database already holds graphmem's schema (a
 restart of a database in use); the dimension of the embeddings is read from graphmem's own vector
 index, so the statements are the ones the configured store will run. A database without the schema
 has nothing to warm: the first store's set-up creates it.
@@ -12,6 +12,7 @@ has nothing to warm: the first store's set-up creates it.
 
 from __future__ import annotations
 
+import sys
 import time
 
 from graphmem.errors import GraphMemError
@@ -61,3 +62,18 @@ def warm_quietly(url: str) -> str:
         return warm_server(url)
     except GraphMemError as exc:
         return f"could not warm graphmem's statements: {exc}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m graphmem.stores.neo4j.prewarm BOLT_URL``: what the launcher's start runs."""
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        print("usage: python -m graphmem.stores.neo4j.prewarm BOLT_URL", file=sys.stderr)
+        return 2
+    said = warm_quietly(args[0])
+    print(said)
+    return 1 if said.startswith("could not") else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
