@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from conftest import MODEL_DIR
 
+from graphmem import InvalidInputError
 from graphmem.embeddings import HashingEmbedder, OnnxEmbedder
 from graphmem.embeddings.models import known
 from graphmem.retrieval import HYBRID, VECTOR_ONLY
@@ -38,15 +40,19 @@ def test_the_table_gives_bge_a_rank_floor_and_minilm_none():
     assert Scaled(0.34, None).ranking_floor() == pytest.approx(0.34)  # not given: the query floor
     assert Scaled(0.34, 0.5).ranking_floor() == pytest.approx(0.5)
     assert HashingEmbedder().ranking_floor() == 0.0
+    with pytest.raises(InvalidInputError, match="memory_vector_floor"):
+        replace(HYBRID, memory_vector_floor=1.0)
 
 
-def test_on_scale_sets_the_fusion_floor_and_leaves_thresholds_on_the_query_floor():
+def test_on_scale_sets_the_memory_fusion_floor_and_leaves_relations_and_thresholds_on_the_query_floor():
     embedder = Scaled(0.34, 0.5)
     preset, threshold = on_scale(HYBRID, 0.3, embedder)
-    assert preset.vector_floor == pytest.approx(0.5)
+    assert preset.memory_vector_floor == pytest.approx(0.5)
+    assert preset.vector_floor == pytest.approx(0.34)  # relations: their short facts sit below 0.5
     assert preset.seed_threshold == pytest.approx(0.34 + HYBRID.seed_threshold * 0.66)  # thresholds: query floor
     assert threshold == pytest.approx(0.34 + 0.3 * 0.66)
-    assert on_scale(VECTOR_ONLY, None, Scaled(0.34, None))[0].vector_floor == pytest.approx(0.34)
+    plain = on_scale(VECTOR_ONLY, None, Scaled(0.34, None))[0]
+    assert plain.vector_floor == pytest.approx(0.34) and plain.memory_vector_floor is None
     assert on_scale(HYBRID, 0.3, HashingEmbedder()) == (HYBRID, 0.3)  # MiniLM's scale: nothing changes
 
 

@@ -179,7 +179,8 @@ def _own_scores(
     with_dates = bool(preset.weights.get("time"))
     texts = [f"{m.text} {time_words(m.times)}" if with_dates and m.times else m.text for m in items]
     bm25 = BM25(texts, b=preset.bm25_b).scores(query)
-    signals = {"vector": relative([m.scores.get("vector", 0.0) for m in items], preset.vector_floor), "bm25": bm25}
+    floor = preset.vector_floor if preset.memory_vector_floor is None else preset.memory_vector_floor
+    signals = {"vector": relative([m.scores.get("vector", 0.0) for m in items], floor), "bm25": bm25}
     if when:
         signals["time"] = [time_score(m, when) for m in items]
     fused = fuse(signals, preset.weights, preset.fusion, k=preset.rrf_k)
