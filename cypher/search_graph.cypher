@@ -85,6 +85,7 @@ CALL () {
   }
   WITH node, max(fulltext) AS fulltext, max(seed) AS seed
   CALL (node) {
+    // the seed's relations: the $relation_pool closest by fact cosine (ties oldest first) ...
     MATCH (node)-[r]-(:Entity)
     WHERE r.scope = $scope
       AND ($include_invalidated OR (
@@ -93,9 +94,33 @@ CALL () {
         AND (r.valid_at IS NULL OR r.valid_at <= $event_time)
         AND (r.invalid_at IS NULL OR $event_time < r.invalid_at OR ($known_at IS NOT NULL AND r.expired_at IS NOT NULL))
       ))
+    WITH r, startNode(r) AS s, endNode(r) AS d
+    WHERE true /* relation filter */
+    WITH r, CASE WHEN size(r.fact_embedding) = size($embedding) THEN 2 * vector.similarity.cosine(r.fact_embedding, $embedding) - 1 ELSE 0.0 END AS cosine
+    ORDER BY cosine DESC, r.created_at, r.seq, r.id
+    LIMIT $relation_pool
     RETURN [r] AS rs
     UNION ALL
-    // the guard is a parameter: with $hops = 1 the two-hop expansion never starts
+    // ... and the $relation_pool whose fact contains most of $fact_terms
+    WITH node WHERE size($fact_terms) > 0
+    MATCH (node)-[r]-(:Entity)
+    WHERE r.scope = $scope AND r.fact IS NOT NULL
+      AND ($include_invalidated OR (
+        ($known_at IS NULL OR ((r.created_at IS NULL OR r.created_at <= $known_at)
+                               AND (r.expired_at IS NULL OR $known_at < r.expired_at)))
+        AND (r.valid_at IS NULL OR r.valid_at <= $event_time)
+        AND (r.invalid_at IS NULL OR $event_time < r.invalid_at OR ($known_at IS NOT NULL AND r.expired_at IS NOT NULL))
+      ))
+    WITH r, startNode(r) AS s, endNode(r) AS d, size([t IN $fact_terms WHERE toLower(r.fact) CONTAINS t]) AS matched
+    WHERE matched > 0 AND true /* relation filter */
+    WITH r, matched, CASE WHEN size(r.fact_embedding) = size($embedding) THEN 2 * vector.similarity.cosine(r.fact_embedding, $embedding) - 1 ELSE 0.0 END AS cosine
+    ORDER BY matched DESC, cosine DESC, r.created_at, r.seq, r.id
+    LIMIT $relation_pool
+    RETURN [r] AS rs
+    UNION ALL
+    // the guard is a parameter: with $hops = 1 the two-hop expansion never starts. Paths are pooled
+    // the same way, by their better hop's cosine and by the terms of their last hop's fact; each
+    // comes with its first hop
     WITH node WHERE $hops >= 2
     MATCH (node)-[path*2..2]-(far:Entity)
     WHERE far <> node AND all(r IN path WHERE r.scope = $scope
@@ -105,7 +130,41 @@ CALL () {
         AND (r.valid_at IS NULL OR r.valid_at <= $event_time)
         AND (r.invalid_at IS NULL OR $event_time < r.invalid_at OR ($known_at IS NOT NULL AND r.expired_at IS NOT NULL))
       )))
-    RETURN path AS rs
+    WITH path, path[0] AS r, startNode(path[0]) AS s, endNode(path[0]) AS d
+    WHERE true /* relation filter */
+    WITH path, path[1] AS r, startNode(path[1]) AS s, endNode(path[1]) AS d
+    WHERE true /* relation filter */
+    WITH path, CASE WHEN size(path[0].fact_embedding) = size($embedding) THEN 2 * vector.similarity.cosine(path[0].fact_embedding, $embedding) - 1 ELSE 0.0 END AS c0,
+         CASE WHEN size(path[1].fact_embedding) = size($embedding) THEN 2 * vector.similarity.cosine(path[1].fact_embedding, $embedding) - 1 ELSE 0.0 END AS c1,
+         size([t IN $fact_terms WHERE toLower(coalesce(path[1].fact, '')) CONTAINS t]) AS matched
+    WITH path, CASE WHEN c0 > c1 THEN c0 ELSE c1 END AS cosine, matched
+    ORDER BY cosine DESC, path[0].created_at, path[0].seq, path[1].created_at, path[1].seq, path[0].id, path[1].id
+    LIMIT $relation_pool
+    UNWIND [path, path[0..1]] AS rs
+    RETURN rs
+    UNION ALL
+    WITH node WHERE $hops >= 2 AND size($fact_terms) > 0
+    MATCH (node)-[path*2..2]-(far:Entity)
+    WHERE far <> node AND all(r IN path WHERE r.scope = $scope
+      AND ($include_invalidated OR (
+        ($known_at IS NULL OR ((r.created_at IS NULL OR r.created_at <= $known_at)
+                               AND (r.expired_at IS NULL OR $known_at < r.expired_at)))
+        AND (r.valid_at IS NULL OR r.valid_at <= $event_time)
+        AND (r.invalid_at IS NULL OR $event_time < r.invalid_at OR ($known_at IS NOT NULL AND r.expired_at IS NOT NULL))
+      )))
+    WITH path, path[0] AS r, startNode(path[0]) AS s, endNode(path[0]) AS d
+    WHERE true /* relation filter */
+    WITH path, path[1] AS r, startNode(path[1]) AS s, endNode(path[1]) AS d
+    WHERE true /* relation filter */
+    WITH path, CASE WHEN size(path[0].fact_embedding) = size($embedding) THEN 2 * vector.similarity.cosine(path[0].fact_embedding, $embedding) - 1 ELSE 0.0 END AS c0,
+         CASE WHEN size(path[1].fact_embedding) = size($embedding) THEN 2 * vector.similarity.cosine(path[1].fact_embedding, $embedding) - 1 ELSE 0.0 END AS c1,
+         size([t IN $fact_terms WHERE toLower(coalesce(path[1].fact, '')) CONTAINS t]) AS matched
+    WITH path, CASE WHEN c0 > c1 THEN c0 ELSE c1 END AS cosine, matched
+    WHERE matched > 0
+    ORDER BY matched DESC, cosine DESC, path[0].created_at, path[0].seq, path[1].created_at, path[1].seq, path[0].id, path[1].id
+    LIMIT $relation_pool
+    UNWIND [path, path[0..1]] AS rs
+    RETURN rs
   }
   WITH last(rs) AS r, size(rs) AS hops, $hop_decay ^ (size(rs) - 1) AS decay, fulltext, seed,
        [x IN rs | {source: startNode(x).name, relationship: type(x), destination: endNode(x).name}] AS path
