@@ -205,6 +205,8 @@ def search_graph(
             "hops": int(query.hops),
             "hop_decay": float(query.hop_decay),
             "fact_k": max(0, int(query.fact_top_k)),
+            # pooled: the seeds' relations are read from the scope's fact scan (a query vector is needed)
+            "pooled": query.relation_pool is not None and bool(query.embedding),
             "relation_pool": EVERY if query.relation_pool is None else max(0, int(query.relation_pool)),
             "fact_terms": [str(t).lower() for t in query.fact_terms],
         },
