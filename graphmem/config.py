@@ -57,7 +57,7 @@ LLM_PROVIDERS = {
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, defer_build=True)
 
 
 def _env(name: str, default: str | None = None) -> str | None:
@@ -191,6 +191,10 @@ class MemoryConfig(_Model):
     #: "staged": separate tool-calling stages (up to 4 requests); "single_pass": one request per add
     #: offering the five tools (docs/add-modes.md)
     add_mode: Literal["staged", "single_pass"] = "staged"
+    #: after set-up, prepare on background threads what the first add and search need (the model
+    #: clients, the time parser and, on Neo4j, the statements' plans: graph_store.config.warm_plans);
+    #: false for a short-lived process, which then pays only for what it uses (the CLI's one-shot commands)
+    warm_up: bool = True
     #: one OpenAI-compatible server for the LLM and an OpenAI-compatible embedder alike (a local
     #: server, graphmem fake-llm): fills llm.config.base_url and, for the openai embedder,
     #: embedder.config.base_url where those are unset. Default: $GRAPHMEM_BASE_URL.

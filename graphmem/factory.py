@@ -59,8 +59,9 @@ def build_embedder(config: EmbedderConfig) -> Embedder:
     return create_embedder(config.provider, dict(config.config))
 
 
-def build_store(config: GraphStoreConfig, embedding_dims: int, **neo4j_options: Any) -> GraphStore:
-    """The configured store; ``neo4j_options`` (e.g. connection_timeout) go to the Neo4j driver."""
+def build_store(config: GraphStoreConfig, embedding_dims: int, warm_up: bool = True, **neo4j_options: Any) -> GraphStore:
+    """The configured store; ``neo4j_options`` (e.g. connection_timeout) go to the Neo4j driver;
+    ``warm_up`` False: no plan warming whatever ``warm_plans`` says (MemoryConfig.warm_up)."""
     settings = config.settings()
     if isinstance(settings, Neo4jSettings):
         from graphmem.stores.neo4j import Neo4jStore
@@ -71,7 +72,7 @@ def build_store(config: GraphStoreConfig, embedding_dims: int, **neo4j_options: 
             password=settings.password.get_secret_value() if settings.password else None,
             database=settings.database,
             embedding_dims=embedding_dims,
-            warm_plans=settings.warm_plans,
+            warm_plans=settings.warm_plans and warm_up,
             **neo4j_options,
         )
     from graphmem.stores.embedded import EmbeddedStore

@@ -458,6 +458,15 @@ class Neo4jLauncher:
             self.pid_file.unlink(missing_ok=True)
 
 
+def warm(uri: str) -> str:
+    """Plan graphmem's statements on the server just started (stores/neo4j/prewarm.py, in a process
+    of its own: the launcher stays below the stores); one line saying what was done."""
+    done = subprocess.run([sys.executable, "-m", "graphmem.stores.neo4j.prewarm", uri],
+                          capture_output=True, text=True, check=False)
+    lines = (done.stdout or done.stderr).strip().splitlines()
+    return lines[-1] if lines else f"warming graphmem's statements exited with status {done.returncode}"
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m graphmem.launcher",
                                 description="Local Neo4j 5.26 Community (Bolt + HTTP + Browser) without Docker: Java 17/21 "
@@ -471,6 +480,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--root", type=Path, default=None, help="repo root containing neo4j-launcher/ (default: found from here)")
     p.add_argument("--java-home", default=None, help="JDK 17 or 21 (default: auto-detect)")
     p.add_argument("--timeout", type=float, default=180, help="seconds start waits for Bolt to answer (default 180)")
+    p.add_argument("--no-warm", dest="warm", action="store_false",
+                   help="start: do not plan graphmem's statements after starting a database that holds graphmem's "
+                        "schema (by default the next short-lived process finds them planned)")
     return p
 
 
@@ -483,8 +495,11 @@ def main(argv: list[str] | None = None) -> int:
             launcher.build()
             print(f"built {launcher.jar}")
         elif a.command == "start":
-            print(launcher.start(timeout=a.timeout))
-            print(f"browser: {launcher.browser_url}", file=sys.stderr)
+            started = not launcher.is_running()
+            print(launcher.start(timeout=a.timeout), flush=True)
+            print(f"browser: {launcher.browser_url}", file=sys.stderr, flush=True)
+            if started and a.warm:
+                print(f"[graphmem.launcher] {warm(launcher.uri)}", file=sys.stderr)
         elif a.command == "stop":
             launcher.stop()
             print("stopped")

@@ -100,9 +100,9 @@ class Memory:
         wanted = self.config.embedder.embedding_dims
         if embedder is None and wanted is not None and wanted != self.embedder.dims:
             raise ConfigError(f"embedder.config.embedding_dims is {wanted}, but the {self.embedder.name} model makes {self.embedder.dims}")
-        self.store = store or build_store(self.config.graph_store, self.embedder.dims)
+        self.store = store or build_store(self.config.graph_store, self.embedder.dims, self.config.warm_up)
         self.store.setup()
-        self._preparing = _prepare_in_background(self.llm, self.graph_llm, self.embedder)
+        self._preparing = _prepare_in_background(self.llm, self.graph_llm, self.embedder) if self.config.warm_up else None
         self.history_log = History(self.config.history_db_path)
         self._reserve = Reserve.beside(self.config.history_db_path)  # room for deletes on a full disk (reserve.py)
         if not self.store.read_only:  # a reader must not settle the owner's in-flight adds

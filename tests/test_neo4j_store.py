@@ -27,7 +27,7 @@ from graphmem.schema.filters import parse
 from graphmem.schema.resources import list_cypher, load_cypher, load_prompt
 from graphmem.stores.base import AddContextQuery, EntityCandidate, GraphQuery, MemoryQuery, RelationFact, relation_visible
 from graphmem.stores.memory_context import ContextQuery
-from graphmem.stores.neo4j import Neo4jStore, bulk_graph, partition, queries, single_pass
+from graphmem.stores.neo4j import Neo4jStore, bulk_graph, partition, queries, schema_check, single_pass
 from graphmem.stores.neo4j import bulk as bulk_queries
 from graphmem.stores.neo4j import conversation as log_queries
 from graphmem.stores.neo4j import memories as memory_queries
@@ -123,7 +123,7 @@ def sample_statements():
     plan = VectorPlan()
     return [
         *queries.schema(TEST_DIMS),
-        queries.show_embedding_indexes(),
+        queries.show_indexes(),
         queries.await_indexes(10),
         queries.resolve(scope, [EntityCandidate("alice", axis(0), mention=True)], 0.7, [axis(1)], 5, ["e"], 20, plan),
         queries.relations_around(scope, ["x"]),
@@ -422,6 +422,39 @@ def test_setup_is_idempotent_and_creates_the_schema(store, raw_driver):
     )
     for r in records:
         assert r["config"]["vector.dimensions"] == TEST_DIMS and r["config"]["vector.similarity_function"] == "COSINE"
+
+
+@pytest.mark.neo4j
+def test_setup_reads_a_current_schema_once_and_recreates_what_is_missing(neo4j_uri, store, raw_driver):
+    """A short-lived process pays one read for the schema when it is current (stores/neo4j/schema_check.py);
+    an index dropped behind graphmem's back is created again by the next setup."""
+    with Neo4jStore(url=neo4j_uri, embedding_dims=TEST_DIMS, warm_plans=False) as again:
+        again.setup()
+        assert again.round_trips == 1  # SHOW INDEXES, no CREATE ... IF NOT EXISTS, no awaitIndexes
+    raw_driver.execute_query("DROP INDEX summary_scope IF EXISTS")
+    with Neo4jStore(url=neo4j_uri, embedding_dims=TEST_DIMS, warm_plans=False) as repair:
+        repair.setup()
+        assert repair.round_trips > len(queries.SCHEMA)
+    records, _, _ = raw_driver.execute_query("SHOW INDEXES YIELD name, state WHERE name = 'summary_scope' RETURN state")
+    assert [r["state"] for r in records] == ["ONLINE"]
+
+
+def test_schema_check_knows_what_every_schema_statement_makes():
+    """Each schema file creates or drops exactly one index the check can read (a new kind of statement
+    the check cannot parse would otherwise make it skip creation wrongly, or never skip it)."""
+    for name in queries.SCHEMA:
+        want = schema_check.expected((name,))
+        assert len(want.indexes) + len(want.dropped) == 1, name
+    rows = [{"name": n, "type": kind, "state": "ONLINE", "owningConstraint": n if owned else None}
+            for n, (kind, owned) in schema_check.expected(queries.SCHEMA).indexes.items()]
+    assert schema_check.is_current(rows, schema_check.expected(queries.SCHEMA))
+    assert not schema_check.is_current(rows[1:], schema_check.expected(queries.SCHEMA))
+    assert not schema_check.is_current([*rows, {"name": "entity_name", "type": "FULLTEXT", "state": "ONLINE",
+                                                "owningConstraint": None}], schema_check.expected(queries.SCHEMA))
+    populating = [{**r, "state": "POPULATING"} if r["name"] == "memory_embedding" else r for r in rows]
+    assert not schema_check.is_current(populating, schema_check.expected(queries.SCHEMA))
+    unowned = [{**r, "owningConstraint": None} for r in rows]  # a plain index where a constraint belongs
+    assert not schema_check.is_current(unowned, schema_check.expected(queries.SCHEMA))
 
 
 @pytest.mark.neo4j

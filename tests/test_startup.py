@@ -189,3 +189,45 @@ def test_a_custom_model_whose_prepare_raises_leaves_the_memory_working(tmp_path,
         assert [m["memory"] for m in memory.get_all(user_id="ann")["results"]] == ["I moved to Denver"]
     finally:
         memory.close()
+
+
+#: what a short-lived process must not load unless it uses it (docs/benchmarks.md, cold processes)
+NOT_UNTIL_USED = ("numpy", "onnxruntime", "fastapi", "dateparser", "openai", "neo4j", "networkx", "tenacity")
+
+
+def test_the_facade_and_the_cli_load_no_model_runtime_web_stack_or_driver():
+    loaded = _modules_after("import graphmem\nfrom graphmem import Memory, AsyncMemory, MemoryConfig\n"
+                            "from graphmem.embeddings import Embedder\nimport graphmem.cli.main")
+    assert not {m.split(".")[0] for m in loaded} & set(NOT_UNTIL_USED), sorted(loaded & set(NOT_UNTIL_USED))
+
+
+@pytest.mark.neo4j
+def test_cli_commands_on_neo4j_load_and_start_only_what_they_use(neo4j_uri, tmp_path):
+    """A one-shot CLI add --no-infer and search on Neo4j with the hashing embedder: no model client,
+    time parser, web stack or model runtime is loaded, and no warming or preparing thread started
+    (each would cost a short-lived process more than its command)."""
+    from conftest import TEST_DIMS
+
+    config = tmp_path / "neo4j.json"
+    config.write_text(json.dumps({"embedder": {"provider": "hashing", "config": {"dims": TEST_DIMS}},
+                                  "graph_store": {"provider": "neo4j", "config": {"url": neo4j_uri}},
+                                  "history_db_path": str(tmp_path / "history.db")}))
+    user = f"cold-{os.getpid()}-{tmp_path.name}"
+    code = (
+        "import sys, threading\n"
+        "from graphmem.cli.main import main\n"
+        f"args = ['--user', {user!r}, '--config', {str(config)!r}]\n"
+        "assert main(['add', 'I live in Boston with Ana', '--no-infer', *args]) == 0\n"
+        "assert main(['search', 'where do I live', *args]) == 0\n"
+        "assert main(['delete-all', '--yes', *args]) == 0\n"
+        "from graphmem.stores.neo4j import warm\n"
+        "print('WARMED', len(warm.WARMED), sorted(t.name for t in threading.enumerate() if t.name.startswith('graphmem')))\n"
+        "print('LOADED', ' '.join(sorted({m.split('.')[0] for m in sys.modules})))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "I live in Boston with Ana" in out.stdout
+    assert "WARMED 0 []" in out.stdout
+    loaded = set(out.stdout.split("LOADED", 1)[1].split())
+    assert "neo4j" in loaded and "numpy" in loaded  # the driver and the hashing embedder's arrays: used
+    assert not loaded & {"openai", "dateparser", "tenacity", "fastapi", "onnxruntime", "networkx"}, loaded

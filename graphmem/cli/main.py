@@ -56,32 +56,17 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line, or (``command``, one of its commands) only that command's parser:
+    ``graphmem search ...`` does not import the modules behind the other commands."""
     from graphmem import __version__
 
     parser = argparse.ArgumentParser(prog="graphmem", description="Knowledge-graph memory for LLM agents.")
     parser.add_argument("--version", action="version", version=f"graphmem {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    _add_add(sub)
-    _add_search(sub)
-    _add_get_all(sub)
-    _add_memory_commands(sub)
-    _add_timeline_history_delete_all(sub)
-    _add_demo(sub)
-    _add_browse_and_export(sub)
-    _add_servers(sub)
-    _add_lifecycle(sub)
-    _add_import(sub)
-    _add_import_mem0(sub)
-    _add_load(sub)
-    from graphmem.lifecycle.reindex import add_parser as _add_reindex
-
-    _add_reindex(sub)
-    _add_fake_llm(sub)
-    _add_init(sub)
-    from graphmem.cli.doctor import add_parser as _add_doctor
-
-    _add_doctor(sub)
+    registrars = [REGISTRARS[command]] if command in REGISTRARS else list(dict.fromkeys(REGISTRARS.values()))
+    for register in registrars:
+        register(sub)
     return parser
 
 
@@ -261,6 +246,12 @@ def _add_browse_and_export(sub: Any) -> None:
     p.add_argument("--config", type=Path, help="JSON config file (default: $GRAPHMEM_CONFIG, ./graphmem.json, $GRAPHMEM_HOME/config.json)")
 
 
+def _add_doctor(sub: Any) -> None:
+    from graphmem.cli.doctor import add_parser
+
+    add_parser(sub)
+
+
 def _add_init(sub: Any) -> None:
     from graphmem.cli.init_config import add_parser
 
@@ -269,6 +260,12 @@ def _add_init(sub: Any) -> None:
 
 def _add_fake_llm(sub: Any) -> None:
     from graphmem.testing.command import add_parser
+
+    add_parser(sub)
+
+
+def _add_reindex(sub: Any) -> None:
+    from graphmem.lifecycle.reindex import add_parser
 
     add_parser(sub)
 
@@ -297,6 +294,18 @@ def _run_browse_or_export(ns: argparse.Namespace) -> int:
     else:
         from graphmem.lifecycle.export import run
     return run(ns, load_config(ns.config))
+
+
+#: each command's parser registrar, in the order ``graphmem --help`` lists them (a registrar may add several)
+REGISTRARS: dict[str, Callable[[Any], None]] = {
+    "add": _add_add, "search": _add_search, "get-all": _add_get_all,
+    "get": _add_memory_commands, "update": _add_memory_commands, "delete": _add_memory_commands,
+    "timeline": _add_timeline_history_delete_all, "history": _add_timeline_history_delete_all,
+    "delete-all": _add_timeline_history_delete_all, "demo": _add_demo,
+    "browse": _add_browse_and_export, "export": _add_browse_and_export, "serve": _add_servers, "mcp": _add_servers,
+    "purge": _add_lifecycle, "forget": _add_lifecycle, "import": _add_import, "import-mem0": _add_import_mem0,
+    "load": _add_load, "reindex": _add_reindex, "fake-llm": _add_fake_llm, "init": _add_init, "doctor": _add_doctor,
+}
 
 
 def load_config(path: Path | None, discover: bool = True) -> dict[str, Any] | None:
@@ -354,8 +363,9 @@ def _print_relations(result: Mapping[str, Any], as_json: bool) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    ns = parser.parse_args(argv)
+    args = sys.argv[1:] if argv is None else argv
+    parser = build_parser(args[0] if args else None)
+    ns = parser.parse_args(args)
     if hasattr(ns, "user_id") and not any(_scope(ns).values()):
         parser.error(f"{ns.command}: give at least one of --user, --agent, --run")  # exits 2
     try:
@@ -378,6 +388,7 @@ def _run(ns: argparse.Namespace) -> int:
     config = load_config(ns.config)
     if ns.command in READ_COMMANDS:
         config = read_only(config)
+    config = {"warm_up": False, **(config or {})}  # one command, then exit: nothing to prepare ahead
     with Memory(config) as memory:
         return _MEMORY_COMMANDS[ns.command](memory, ns)
 

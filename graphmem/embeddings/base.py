@@ -11,10 +11,12 @@ import math
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from graphmem.errors import EmbeddingError, GraphMemError, InvalidInputError
+
+if TYPE_CHECKING:  # numpy loads with the first batch: a command that embeds nothing never imports it
+    import numpy as np
 
 
 def fallback_vector(dims: int) -> list[float]:
@@ -26,6 +28,8 @@ def fallback_vector(dims: int) -> list[float]:
 
 def normalise_rows(matrix: np.ndarray) -> np.ndarray:
     """L2-normalise each row; rows with zero norm become the fixed fallback unit vector."""
+    import numpy as np
+
     matrix = np.asarray(matrix, dtype=np.float64)
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     zero = norms[:, 0] == 0.0
@@ -125,6 +129,8 @@ class Embedder(ABC):
         return self._finish(raw, len(texts))
 
     def _finish(self, raw: object, count: int) -> list[list[float]]:
+        import numpy as np
+
         try:
             matrix = np.asarray(raw, dtype=np.float64)
         except (TypeError, ValueError) as exc:

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import hashlib
 import re
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from graphmem.embeddings.base import Embedder, fallback_vector
 from graphmem.errors import ConfigError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 _WORD = re.compile(r"\w+")
 # Word tokens carry more weight than any single trigram of that word.
@@ -51,6 +53,8 @@ class HashingEmbedder(Embedder):
         return bucket, sign
 
     def _vector(self, text: str) -> np.ndarray:
+        import numpy as np  # with the first batch, not the import (graphmem.embeddings.base)
+
         vec = np.zeros(self.dims, dtype=np.float64)
         words = _WORD.findall(text.lower())
         if not words:
@@ -67,5 +71,7 @@ class HashingEmbedder(Embedder):
         return vec
 
     def _embed(self, texts: list[str]) -> list[list[float]]:
+        import numpy as np
+
         vectors: list[list[float]] = np.stack([self._vector(t) for t in texts]).tolist()
         return vectors

@@ -21,15 +21,16 @@ Nothing is written before phase 5, so a failure anywhere leaves the store untouc
 
 from __future__ import annotations
 
-import contextvars
 import logging
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from graphmem.embeddings.base import Embedder
+from graphmem.ingest import overlap
 from graphmem.ingest.context import render_context
 from graphmem.ingest.relation_facts import RelationFacts, relation_fact_texts
 from graphmem.llm.usage import record_embedding
@@ -186,7 +187,7 @@ class AddPipeline:
             outcome.conversation = self.store.conversation(scope, self.recent_messages)
         context = render_context(outcome.conversation)
         # the add's usage meter (a context variable) goes with the extraction into the worker thread
-        graph_job = self._pool.submit(contextvars.copy_context().run, self.extraction.run, messages, scope.self_name, reference_time, context)
+        graph_job = overlap.submit(self._pool, self.extraction.run, messages, scope.self_name, reference_time, context)
         facts, dropped = ([], 0) if graph_only else self.facts.run(messages, scope.self_name, reference_time, context, prompt)
         extracted: GraphExtraction = graph_job.result()
         outcome.dropped["facts"] += dropped
@@ -199,15 +200,22 @@ class AddPipeline:
         outcome.names = {e.id: e.name for e in entities.values()}
         new_relations = [r for r in extracted.relations if entities[r.source].id != entities[r.destination].id]
         existing = found.relations
-        if existing:
+
+        def inputs(retired: list[Relation]) -> tuple[list[MemoryItem], dict[str, list[Relation]]]:
+            return self._candidates(scope, fact_vectors, entities, new_relations, retired, found)
+
+        def decide(shown: tuple[list[MemoryItem], dict[str, list[Relation]]]) -> tuple[list[Decision], int]:
+            return self._decide_memories(facts, *shown, reference_time, scope.self_name)
+
+        if existing:  # the invalidation beside the memory update of its likeliest outcomes (overlap.py)
             names = {k: e.name for k, e in entities.items()}
-            outcome.retired, dropped = self.invalidation.run(
-                messages, existing, new_relations, names, scope.self_name, reference_time, context
-            )
+            retire = partial(self.invalidation.run, messages, existing, new_relations, names, scope.self_name, reference_time, context)
+            guess = overlap.likely_retired(existing, new_relations, entities) if facts else []
+            outcome.retired, dropped, (decisions, dropped_memory) = overlap.retire_and_decide(self._pool, retire, guess, inputs, decide)
             outcome.dropped["invalidations"] += dropped
-        candidates, stale = self._candidates(scope, fact_vectors, entities, new_relations, outcome.retired, found)
-        decisions, dropped = self._decide_memories(facts, candidates, stale, reference_time, scope.self_name)
-        outcome.dropped["memory"] += dropped
+        else:
+            decisions, dropped_memory = decide(inputs([]))
+        outcome.dropped["memory"] += dropped_memory
         self._assemble(outcome, scope, messages, entities, new_relations, existing, decisions,
                        dict(zip(facts, fact_vectors, strict=False)), metadata, reference_time)
         return outcome

@@ -21,8 +21,6 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from tenacity import RetryError, Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
-
 from graphmem.errors import ConfigError, LLMResponseError, LLMUnavailableError
 from graphmem.llm import usage as usage_meter
 from graphmem.llm.base import LLM, LLMUsage, ToolCallResult, ToolSpec
@@ -287,6 +285,7 @@ class OpenAILLM(LLM):
 
     def _post(self, stage: str, params: dict[str, Any]) -> Any:
         import openai
+        from tenacity import RetryError, Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
         client = self._client
         retrying = Retrying(

@@ -14,8 +14,6 @@ import os
 from pathlib import Path
 from typing import Any, Protocol
 
-import numpy as np
-
 from graphmem.errors import ConfigError, RerankError
 from graphmem.types import MemoryItem
 
@@ -87,6 +85,8 @@ class OnnxCrossEncoder:
         self.name = f"onnx-cross-encoder:{self.model_dir.name}"
 
     def score(self, query: str, texts: list[str]) -> list[float]:
+        import numpy as np  # only a cross-encoder needs it: searches without one never import it
+
         encodings = self._tokenizer.encode_batch([(query, t) for t in texts])
         columns = {"input_ids": "ids", "attention_mask": "attention_mask", "token_type_ids": "type_ids"}
         feeds: dict[str, Any] = {name: np.array([getattr(e, columns[name]) for e in encodings], dtype=np.int64)

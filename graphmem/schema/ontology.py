@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from datetime import date, datetime
 from enum import Enum
+from functools import cache
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator, model_validator
@@ -53,19 +54,25 @@ _JSON_TYPES: dict[AttributeType, dict[str, Any]] = {
     AttributeType.DATE: {"type": "string", "format": "date"},
     AttributeType.DATETIME: {"type": "string", "format": "date-time"},
 }
-_ADAPTERS: dict[AttributeType, TypeAdapter[Any]] = {
-    AttributeType.STR: TypeAdapter(str),
-    AttributeType.INT: TypeAdapter(int),
-    AttributeType.FLOAT: TypeAdapter(float),
-    AttributeType.BOOL: TypeAdapter(bool),
-    AttributeType.DATE: TypeAdapter(date),
-    AttributeType.DATETIME: TypeAdapter(datetime),
+_TYPES: dict[AttributeType, type] = {
+    AttributeType.STR: str,
+    AttributeType.INT: int,
+    AttributeType.FLOAT: float,
+    AttributeType.BOOL: bool,
+    AttributeType.DATE: date,
+    AttributeType.DATETIME: datetime,
 }
+
+
+@cache
+def _adapter(kind: AttributeType) -> TypeAdapter[Any]:
+    """A validator per attribute type, built on first use (six at import cost every process)."""
+    return TypeAdapter(_TYPES[kind])
 MAX_ATTRIBUTE_CHARS = 500
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class EntityType(_Model):
@@ -194,7 +201,7 @@ def _check(kind: AttributeType, value: Any) -> Any:
     try:
         if kind is AttributeType.DATETIME:
             return iso(parse_time(value, field_name="attribute"))
-        checked = _ADAPTERS[kind].validate_python(value, strict=kind in (AttributeType.STR, AttributeType.BOOL))
+        checked = _adapter(kind).validate_python(value, strict=kind in (AttributeType.STR, AttributeType.BOOL))
     except (ValidationError, ValueError):
         return None
     if isinstance(checked, date):

@@ -72,8 +72,8 @@ def scope_lock(scope: Scope) -> Statement:
     return Statement("scope_lock", {"scope": scope.key})
 
 
-def show_embedding_indexes() -> Statement:
-    return Statement("show_embedding_indexes")
+def show_indexes() -> Statement:
+    return Statement("show_indexes")
 
 
 def ping() -> Statement:

@@ -37,7 +37,7 @@ from graphmem.stores.base import (
 from graphmem.stores.lifecycle import Erased, is_expired
 from graphmem.stores.memory_context import ContextQuery, MemoryContext
 from graphmem.stores.neo4j import bulk as bulk_queries
-from graphmem.stores.neo4j import bulk_graph, lifecycle, partition, queries, single_pass, warm
+from graphmem.stores.neo4j import bulk_graph, lifecycle, partition, queries, schema_check, single_pass, warm
 from graphmem.stores.neo4j import conversation as log_queries
 from graphmem.stores.neo4j import memories as memory_queries
 from graphmem.stores.neo4j.translate import reason, redact_url, translated
@@ -179,10 +179,13 @@ class Neo4jStore(GraphStore):
         # after the driver's transaction retries (max_retry_time) with their log noise
         with translated(self.url):
             self._driver.verify_connectivity()
-        for stmt in queries.schema(self.embedding_dims):
-            self._query(stmt, read=False)
-        self._check_vector_indexes(self._query(queries.show_embedding_indexes(), read=True))
-        self._query(queries.await_indexes(self.index_wait_seconds), read=False)
+        indexes = self._query(queries.show_indexes(), read=True)
+        if not schema_check.is_current(indexes, schema_check.expected(queries.SCHEMA)):  # else each would be a no-op
+            for stmt in queries.schema(self.embedding_dims):
+                self._query(stmt, read=False)
+            indexes = self._query(queries.show_indexes(), read=True)
+            self._query(queries.await_indexes(self.index_wait_seconds), read=False)
+        self._check_vector_indexes([row for row in indexes if row["name"] in queries.VECTOR_INDEXES])
         if self.warm_plans:
             self._warm()
 
