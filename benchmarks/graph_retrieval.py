@@ -56,6 +56,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--preset", default="hybrid")
     p.add_argument("--relation-weights", type=json.loads, default=None, help='JSON, e.g. {"vector": 1, "seed": 1}: the preset\'s relation_weights')
     p.add_argument("--relation-spread", type=float, default=None, help="the preset's relation_spread")
+    p.add_argument("--relation-pool", type=int, default=None, help="the preset's relation_pool (relations read per seed)")
     p.add_argument("--slices", nargs="+", default=list(SLICES), choices=SLICES, help="ask only these slices")
     p.add_argument("--latency-relations", type=int, default=1000, help="relations of the latency user's own node (0: no latency run)")
     p.add_argument("--latency-rounds", type=int, default=5, help="times each latency question is asked (after one warm-up round)")
@@ -204,6 +205,8 @@ def preset_of(args: argparse.Namespace) -> SearchPreset:
         preset = replace(preset, relation_weights=args.relation_weights)
     if args.relation_spread is not None:
         preset = replace(preset, relation_spread=args.relation_spread)
+    if args.relation_pool is not None:
+        preset = replace(preset, relation_pool=args.relation_pool)
     return preset
 
 

@@ -12,6 +12,9 @@
 // else now; never the server clock): valid_at <= $event_time < invalid_at, open ends allowed, so a
 // relation retired today whose invalid_at lies in the future is still valid until then.
 // $include_invalidated: no time filter.
+// Pool ($pooled, GraphQuery.relation_pool): per seed, only its $relation_pool relations closest by
+// fact cosine and the $relation_pool whose fact contains most of $fact_terms (a hub such as the
+// user's own node holds hundreds); paths likewise. Without it, every relation of a seed.
 // Paths: with $hops = 2 the relations two hops from a seed come too, the time filter applied to every
 // relation of the path; such a relation's scores are its seed's times $hop_decay, and it carries the
 // path from the seed ({source, relationship, destination} per step; the shortest when several).
@@ -26,7 +29,8 @@
 //
 // Parameters: $scope, $embedding, $threshold, $top_k, $scan_limit, $max_k, $fulltext_terms,
 //             $fulltext_scope, $fulltext_limit, $seed_canonicals, $known_at, $event_time,
-//             $include_invalidated, $relation_limit, $hops (1 or 2), $hop_decay, $fact_k, the relation filter's
+//             $include_invalidated, $relation_limit, $hops (1 or 2), $hop_decay, $fact_k, $pooled,
+//             $relation_pool, $fact_terms, the relation filter's
 //             (fr_0, ...) (the placeholder "true /* relation filter */" is replaced by graphmem.stores.neo4j.filters)
 CALL () {
   CALL () {
@@ -84,50 +88,110 @@ CALL () {
     RETURN n AS node, 0.0 AS fulltext, 1.0 AS seed
   }
   WITH node, max(fulltext) AS fulltext, max(seed) AS seed
-  CALL (node) {
-    MATCH (node)-[r]-(:Entity)
-    WHERE r.scope = $scope
+  WITH collect({node: node, fulltext: fulltext, seed: seed}) AS seeds
+  // the scope's relations visible then and passing the filter, best fact cosine first (ties oldest
+  // first), each with how many of $fact_terms its fact contains: one exact scan (Neo4j 5.26
+  // indexes relationship vectors per relationship type only, and graphmem's types are open-ended;
+  // docs/neo4j.md), read by the seeds' pools and by the fact candidates. The guard sits inside the
+  // seek value: without $pooled or $fact_k nothing is scanned
+  CALL () {
+    MATCH (s:Entity)-[r]->(d:Entity)
+    WHERE s.scope = CASE WHEN $embedding IS NOT NULL AND ($pooled OR $fact_k > 0) THEN $scope END
+      AND r.scope = $scope
       AND ($include_invalidated OR (
         ($known_at IS NULL OR ((r.created_at IS NULL OR r.created_at <= $known_at)
                                AND (r.expired_at IS NULL OR $known_at < r.expired_at)))
         AND (r.valid_at IS NULL OR r.valid_at <= $event_time)
         AND (r.invalid_at IS NULL OR $event_time < r.invalid_at OR ($known_at IS NOT NULL AND r.expired_at IS NOT NULL))
       ))
-    RETURN [r] AS rs
-    UNION ALL
-    // the guard is a parameter: with $hops = 1 the two-hop expansion never starts
-    WITH node WHERE $hops >= 2
-    MATCH (node)-[path*2..2]-(far:Entity)
-    WHERE far <> node AND all(r IN path WHERE r.scope = $scope
-      AND ($include_invalidated OR (
-        ($known_at IS NULL OR ((r.created_at IS NULL OR r.created_at <= $known_at)
-                               AND (r.expired_at IS NULL OR $known_at < r.expired_at)))
-        AND (r.valid_at IS NULL OR r.valid_at <= $event_time)
-        AND (r.invalid_at IS NULL OR $event_time < r.invalid_at OR ($known_at IS NOT NULL AND r.expired_at IS NOT NULL))
-      )))
-    RETURN path AS rs
+      AND true /* relation filter */
+    WITH r, CASE WHEN size(r.fact_embedding) = size($embedding) THEN 2 * vector.similarity.cosine(r.fact_embedding, $embedding) - 1 ELSE 0.0 END AS cosine,
+         CASE WHEN size($fact_terms) > 0 AND r.fact IS NOT NULL THEN size([t IN $fact_terms WHERE toLower(r.fact) CONTAINS t]) ELSE 0 END AS matched
+    ORDER BY cosine DESC, r.created_at, r.seq, r.id
+    RETURN collect({r: r, cosine: cosine, matched: matched, fact: size(r.fact_embedding) = size($embedding)}) AS ranked
   }
-  WITH last(rs) AS r, size(rs) AS hops, $hop_decay ^ (size(rs) - 1) AS decay, fulltext, seed,
-       [x IN rs | {source: startNode(x).name, relationship: type(x), destination: endNode(x).name}] AS path
-  RETURN r, hops, path, fulltext * decay AS fulltext, seed * decay AS seed
-  UNION ALL
-  // the guard sits inside the seek value, so the scope's relations are only scanned when facts are asked
-  MATCH (s:Entity)-[r]->(d:Entity)
-  WHERE s.scope = CASE WHEN $embedding IS NOT NULL AND $fact_k > 0 THEN $scope END
-    AND r.scope = $scope AND size(r.fact_embedding) = size($embedding)
-    AND ($include_invalidated OR (
-      ($known_at IS NULL OR ((r.created_at IS NULL OR r.created_at <= $known_at)
-                             AND (r.expired_at IS NULL OR $known_at < r.expired_at)))
-      AND (r.valid_at IS NULL OR r.valid_at <= $event_time)
-      AND (r.invalid_at IS NULL OR $event_time < r.invalid_at OR ($known_at IS NOT NULL AND r.expired_at IS NOT NULL))
-    ))
-    AND true /* relation filter */
-  WITH r, s, d, 2 * vector.similarity.cosine(r.fact_embedding, $embedding) - 1 AS cosine
-  WHERE cosine >= $threshold
-  WITH r, s, d, cosine
-  ORDER BY cosine DESC, r.id
-  LIMIT $fact_k
-  RETURN r, 1 AS hops, [{source: s.name, relationship: type(r), destination: d.name}] AS path, 0.0 AS fulltext, 0.0 AS seed
+  CALL (seeds, ranked) {
+    UNWIND seeds AS seed_row
+    WITH seed_row.node AS node, seed_row.fulltext AS fulltext, seed_row.seed AS seed, ranked
+    CALL (node, ranked) {
+      // $pooled: the seed's $relation_pool relations closest by fact cosine and the $relation_pool
+      // whose fact contains most of $fact_terms (then by cosine), read from the scope's scan
+      WITH node, ranked WHERE $pooled
+      WITH [x IN ranked WHERE startNode(x.r) = node OR endNode(x.r) = node] AS own
+      UNWIND own[..$relation_pool] + reduce(hits = [], m IN range(size($fact_terms), 1, -1) | hits + [x IN own WHERE x.matched = m])[..$relation_pool] AS x
+      RETURN [x.r] AS rs
+      UNION ALL
+      // not pooled (an add's reads, the agreement read): every relation of the seed
+      WITH node WHERE NOT $pooled
+      MATCH (node)-[r]-(:Entity)
+      WHERE r.scope = $scope
+        AND ($include_invalidated OR (
+          ($known_at IS NULL OR ((r.created_at IS NULL OR r.created_at <= $known_at)
+                                 AND (r.expired_at IS NULL OR $known_at < r.expired_at)))
+          AND (r.valid_at IS NULL OR r.valid_at <= $event_time)
+          AND (r.invalid_at IS NULL OR $event_time < r.invalid_at OR ($known_at IS NOT NULL AND r.expired_at IS NOT NULL))
+        ))
+      RETURN [r] AS rs
+      UNION ALL
+      // the guard is a parameter: with $hops = 1 the two-hop expansion never starts. Paths are
+      // pooled by their better hop's cosine and by the terms of their last hop's fact; each comes
+      // with its first hop
+      WITH node WHERE $hops >= 2
+      MATCH (node)-[path*2..2]-(far:Entity)
+      WHERE far <> node AND all(r IN path WHERE r.scope = $scope
+        AND ($include_invalidated OR (
+          ($known_at IS NULL OR ((r.created_at IS NULL OR r.created_at <= $known_at)
+                                 AND (r.expired_at IS NULL OR $known_at < r.expired_at)))
+          AND (r.valid_at IS NULL OR r.valid_at <= $event_time)
+          AND (r.invalid_at IS NULL OR $event_time < r.invalid_at OR ($known_at IS NOT NULL AND r.expired_at IS NOT NULL))
+        )))
+      WITH path, path[0] AS r, startNode(path[0]) AS s, endNode(path[0]) AS d
+      WHERE true /* relation filter */
+      WITH path, path[1] AS r, startNode(path[1]) AS s, endNode(path[1]) AS d
+      WHERE true /* relation filter */
+      WITH path, CASE WHEN size(path[0].fact_embedding) = size($embedding) THEN 2 * vector.similarity.cosine(path[0].fact_embedding, $embedding) - 1 ELSE 0.0 END AS c0,
+           CASE WHEN size(path[1].fact_embedding) = size($embedding) THEN 2 * vector.similarity.cosine(path[1].fact_embedding, $embedding) - 1 ELSE 0.0 END AS c1,
+           size([t IN $fact_terms WHERE toLower(coalesce(path[1].fact, '')) CONTAINS t]) AS matched
+      WITH path, CASE WHEN c0 > c1 THEN c0 ELSE c1 END AS cosine, matched
+      WHERE true
+      ORDER BY cosine DESC, path[0].created_at, path[0].seq, path[1].created_at, path[1].seq, path[0].id, path[1].id
+      LIMIT $relation_pool
+      UNWIND [path, path[0..1]] AS rs
+      RETURN rs
+      UNION ALL
+      WITH node WHERE $hops >= 2 AND size($fact_terms) > 0
+      MATCH (node)-[path*2..2]-(far:Entity)
+      WHERE far <> node AND all(r IN path WHERE r.scope = $scope
+        AND ($include_invalidated OR (
+          ($known_at IS NULL OR ((r.created_at IS NULL OR r.created_at <= $known_at)
+                                 AND (r.expired_at IS NULL OR $known_at < r.expired_at)))
+          AND (r.valid_at IS NULL OR r.valid_at <= $event_time)
+          AND (r.invalid_at IS NULL OR $event_time < r.invalid_at OR ($known_at IS NOT NULL AND r.expired_at IS NOT NULL))
+        )))
+      WITH path, path[0] AS r, startNode(path[0]) AS s, endNode(path[0]) AS d
+      WHERE true /* relation filter */
+      WITH path, path[1] AS r, startNode(path[1]) AS s, endNode(path[1]) AS d
+      WHERE true /* relation filter */
+      WITH path, CASE WHEN size(path[0].fact_embedding) = size($embedding) THEN 2 * vector.similarity.cosine(path[0].fact_embedding, $embedding) - 1 ELSE 0.0 END AS c0,
+           CASE WHEN size(path[1].fact_embedding) = size($embedding) THEN 2 * vector.similarity.cosine(path[1].fact_embedding, $embedding) - 1 ELSE 0.0 END AS c1,
+           size([t IN $fact_terms WHERE toLower(coalesce(path[1].fact, '')) CONTAINS t]) AS matched
+      WITH path, CASE WHEN c0 > c1 THEN c0 ELSE c1 END AS cosine, matched
+      WHERE matched > 0
+      ORDER BY matched DESC, cosine DESC, path[0].created_at, path[0].seq, path[1].created_at, path[1].seq, path[0].id, path[1].id
+      LIMIT $relation_pool
+      UNWIND [path, path[0..1]] AS rs
+      RETURN rs
+    }
+    WITH last(rs) AS r, size(rs) AS hops, $hop_decay ^ (size(rs) - 1) AS decay, fulltext, seed,
+         [x IN rs | {source: startNode(x).name, relationship: type(x), destination: endNode(x).name}] AS path
+    RETURN r, hops, path, fulltext * decay AS fulltext, seed * decay AS seed
+    UNION ALL
+    // the $fact_k relations of the scope closest to the query by fact (cosine >= $threshold), seeded or not
+    UNWIND [x IN ranked WHERE x.fact AND x.cosine >= $threshold][..$fact_k] AS x
+    RETURN x.r AS r, 1 AS hops, [{source: startNode(x.r).name, relationship: type(x.r), destination: endNode(x.r).name}] AS path,
+           0.0 AS fulltext, 0.0 AS seed
+  }
+  RETURN r, hops, path, fulltext, seed
 }
 WITH r, hops, path, fulltext, seed
 ORDER BY hops

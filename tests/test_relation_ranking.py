@@ -5,7 +5,6 @@ checked. Unit tests on ranked candidates, then through Memory.search on every st
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import replace
 from pathlib import Path
 
@@ -89,9 +88,12 @@ def minilm():
 
 
 def test_do_i_have_a_dog_finds_the_pet_among_the_users_many_relations(server, store, minilm, tmp_path):
-    user = f"u-{uuid.uuid4().hex[:8]}"
+    # a fixed user id: the fact text holds it, and about 3% of random ids moved "has pet Rex" closer than
+    # "lives in Porto" to the home question with MiniLM (a flaky test); the scope is emptied first
+    user = "u-ranking-dog"
     memory = Memory({"llm": llm_config(server), "history_db_path": str(tmp_path / "h.db")}, store=store, embedder=minilm)
     try:
+        memory.delete_all(user_id=user)
         friends = [(f"Friend {n}", "person") for n in "ABCDEFGH"]
         script(server, graph([*friends, ("Rex", "dog"), ("Porto", "city")],
                              [*(("I", "knows", f) for f, _ in friends), ("I", "has_pet", "Rex"), ("I", "lives_in", "Porto")]))

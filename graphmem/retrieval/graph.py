@@ -72,7 +72,8 @@ def graph_query(
     """What search asks the store: seeds by vector and text, and the user's node for a first-person query."""
     seeds = [canonical_name(scope.self_name)] if mentions_self(query) else []
     return GraphQuery(embedding=embedding, text=query, seed_canonicals=seeds, top_k=preset.seed_top_k, threshold=preset.seed_threshold,
-                      as_of=as_of, known_at=known_at, hops=hops, hop_decay=preset.hop_decay, filters=filters)
+                      as_of=as_of, known_at=known_at, hops=hops, hop_decay=preset.hop_decay, filters=filters,
+                      relation_pool=preset.relation_pool, fact_terms=sorted(set(tokenize(query))))
 
 
 def rank_relations(candidates: list[Relation], query: str, preset: SearchPreset, limit: int) -> list[Relation]:

@@ -65,6 +65,11 @@ class SearchPreset:
     #: relations only: each relation keeps ``1 - relation_spread`` of its score per relation of the
     #: same source and type ranked above it (retrieval.graph.spread); 0: off
     relation_spread: float = 0.0
+    #: relations only: per seed entity, search reads at most this many of its relations (and of its
+    #: two-hop paths), chosen in the store: the closest by fact cosine plus as many whose fact holds
+    #: a query word (GraphQuery.relation_pool); a hub such as the user's own node then costs a
+    #: bounded pool, not its hundreds of relations
+    relation_pool: int = 100
     #: the embedder's query floor (the cosine of a query to an unrelated text; MiniLM 0, bge-small
     #: 0.34), set by Memory from its embedder (retrieval.scale.on_scale): the vector signal is fused
     #: as (cosine - floor) / (1 - floor), so every model's meaning counts on one scale
@@ -85,7 +90,7 @@ class SearchPreset:
         if self.fusion not in FUSIONS:
             raise InvalidInputError(f"{where}: unknown fusion {self.fusion!r}; choose one of {', '.join(FUSIONS)}")
         for name, value, low in (("rrf_k", self.rrf_k, 1), ("seed_top_k", self.seed_top_k, 1), ("neighbours", self.neighbours, 0),
-                                ("rerank_top", self.rerank_top, 1)):
+                                ("rerank_top", self.rerank_top, 1), ("relation_pool", self.relation_pool, 1)):
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise InvalidInputError(f"{where}: {name} must be an integer >= {low}, got {value!r}")
         if not _number(self.session) or self.session < 0:

@@ -15,7 +15,7 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from graphmem.schema.filters import Filter
@@ -87,6 +87,13 @@ class GraphQuery:
     #: relations found by their own meaning: the scope's fact_top_k relations whose fact embedding is
     #: closest to ``embedding`` (cosine >= threshold, visible and filtered as the others), seed or not
     fact_top_k: int = 10
+    #: per seed, at most this many of its relations (and of its two-hop paths, with each path's first
+    #: hop): the closest to ``embedding`` by fact cosine (a path: its best hop's), plus up to as many
+    #: whose fact (a path: its last relation's) contains one of ``fact_terms``, most terms first.
+    #: Search sets it (a hub entity such as the user's own node holds hundreds of relations, far
+    #: more than can reach the head); None: every relation (an add's reads, the agreement read)
+    relation_pool: int | None = None
+    fact_terms: list[str] = field(default_factory=list)  # lowercase words, matched as substrings of the fact
 
 
 @dataclass

@@ -139,6 +139,7 @@ class MemoryGraph:
         d["invalid_at"], d["expired_at"] = parse_time(invalid_at), parse_time(expired_at)
         d["updated_at"] = d["expired_at"]
         d["retired_by"] = add_id
+        self.facts.invalidate(d["scope"])  # its times are in the scope's fact index
 
     def _op_memory(self, data: Attrs) -> None:
         self.memories.create(self._decode(data))
@@ -266,6 +267,11 @@ class MemoryGraph:
         ids = list(entity_ids)
         edges = chain(self.graph.out_edges(ids, keys=True, data=True), self.graph.in_edges(ids, keys=True, data=True))
         return oldest_first({rid: d for _, _, rid, d in edges}.values())
+
+    def incident(self, entity_id: str) -> list[Attrs]:
+        """The relations touching one entity, in no particular order (edges_touching, unsorted)."""
+        edges = chain(self.graph.out_edges(entity_id, keys=True, data=True), self.graph.in_edges(entity_id, keys=True, data=True))
+        return list({rid: d for _, _, rid, d in edges}.values())
 
     def scope_index(self, key: str) -> ScopeIndex:
         index = self._indexes.get(key)

@@ -29,7 +29,7 @@ from graphmem.stores.base import (
     scope_of_key,
 )
 from graphmem.stores.embedded import lifecycle
-from graphmem.stores.embedded.facts import best_facts
+from graphmem.stores.embedded.facts import FactIndex, best_facts
 from graphmem.stores.embedded.graph import (
     WORD,
     Attrs,
@@ -44,6 +44,7 @@ from graphmem.stores.embedded.memories import matches, memory_item, unit, visibl
 from graphmem.stores.embedded.neighbours import memory_context
 from graphmem.stores.embedded.paths import expand
 from graphmem.stores.embedded.plan import WritePlanner
+from graphmem.stores.embedded.pool import Pool
 from graphmem.stores.lifecycle import Erased, is_expired
 from graphmem.stores.memory_context import ContextQuery, MemoryContext
 from graphmem.types import (
@@ -181,8 +182,12 @@ class EmbeddedStore(GraphStore):
             def keep(d: Attrs) -> bool:
                 return (query.include_invalidated or _visible(d, as_of, known_at, now)) and g.relation_matches(d, flt)
 
-            out = expand(g, seeds, query.hops, query.hop_decay, keep)
-            return _with_facts(g, key, out, q, query, keep)
+            facts = g.facts.get(key, lambda: g.scope_relations(key))
+            sims = facts.cosines(q)
+            mask = np.ones(len(facts.ids), dtype=bool) if query.include_invalidated else facts.visible(as_of, known_at, now)
+            check = None if flt is None else lambda rid: (d := g.edge(rid)) is not None and g.relation_matches(d, flt)
+            out = expand(g, seeds, query.hops, query.hop_decay, Pool(facts, sims, mask, check, query.relation_pool, query.fact_terms))
+            return _with_facts(g, out, facts, sims, query, keep)
 
     def similar_memories(self, scope: Scope, embeddings: list[list[float]], top_k: int = 5) -> list[list[MemoryItem]]:
         return self.memory_candidates(scope, embeddings, top_k, [])[0]
@@ -452,13 +457,11 @@ def _visible(d: Attrs, as_of: datetime | None, known_at: datetime | None, now: d
     return relation_visible(d["valid_at"], d["invalid_at"], d["created_at"], d["expired_at"], as_of, known_at, now)
 
 
-def _with_facts(g: MemoryGraph, key: str, found: list[Relation], q: np.ndarray, query: GraphQuery,
+def _with_facts(g: MemoryGraph, found: list[Relation], index: FactIndex, sims: np.ndarray, query: GraphQuery,
                 keep: Callable[[Attrs], bool]) -> list[Relation]:
     """The seeded relations plus the scope's ``fact_top_k`` relations closest to the query by fact
     (cosine >= threshold, kept by ``keep``), each with ``scores["vector"]`` = its fact cosine; best
     first, then fewer hops, ties oldest first (the seeded ones before the others)."""
-    index = g.facts.get(key, lambda: g.scope_relations(key))
-    sims = index.cosines(q)
     best = best_facts(index, sims, query.fact_top_k, query.threshold, lambda rid: (d := g.edge(rid)) is not None and keep(d))
     have = {r.id for r in found}
     extra = sorted((d for rid in best if rid not in have and (d := g.edge(rid)) is not None), key=lambda d: (d["created_at"], d["_seq"]))

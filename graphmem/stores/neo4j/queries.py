@@ -58,6 +58,8 @@ SCHEMA = (
 
 #: The vector indexes setup() checks for the store's dimension.
 VECTOR_INDEXES = ("entity_embedding", "memory_embedding")
+#: search_graph's $relation_pool for a query without one (GraphQuery.relation_pool None: every relation)
+EVERY = 2**31 - 1
 
 # --- statements -----------------------------------------------------------------------------------
 
@@ -203,6 +205,10 @@ def search_graph(
             "hops": int(query.hops),
             "hop_decay": float(query.hop_decay),
             "fact_k": max(0, int(query.fact_top_k)),
+            # pooled: the seeds' relations are read from the scope's fact scan (a query vector is needed)
+            "pooled": query.relation_pool is not None and bool(query.embedding),
+            "relation_pool": EVERY if query.relation_pool is None else max(0, int(query.relation_pool)),
+            "fact_terms": [str(t).lower() for t in query.fact_terms],
         },
         scoped(scope, query.filters, "relation"),
         "relation",
