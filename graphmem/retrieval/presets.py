@@ -105,10 +105,11 @@ class SearchPreset:
             raise InvalidInputError(f"{where}: context must be a finite number >= 0, got {self.context!r}")
         if self.neighbours_as not in ("hits", "context"):
             raise InvalidInputError(f"{where}: neighbours_as must be 'hits' or 'context', got {self.neighbours_as!r}")
-        for floor_name, floor in (("vector_floor", self.vector_floor), ("memory_vector_floor", self.memory_vector_floor)):
-            if floor_name == "memory_vector_floor" and floor is None:
-                continue
-            if not _number(floor) or not 0.0 <= floor < 1.0:  # type: ignore[operator]
+        floors = {"vector_floor": self.vector_floor}
+        if self.memory_vector_floor is not None:
+            floors["memory_vector_floor"] = self.memory_vector_floor
+        for floor_name, floor in floors.items():
+            if not _number(floor) or not 0.0 <= floor < 1.0:
                 raise InvalidInputError(f"{where}: {floor_name} must be a number in [0, 1), got {floor!r}")
         if not _number(self.hop_decay) or not 0.0 <= self.hop_decay <= 1.0:
             raise InvalidInputError(f"{where}: hop_decay must be a number in [0, 1], got {self.hop_decay!r}")
