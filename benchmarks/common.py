@@ -139,6 +139,7 @@ class CachedEmbedder(Embedder):
         self.dims = inner.dims
         self.name = inner.name
         self.score_floor, self.query_floor = inner.score_floor, inner.query_floor  # the inner model prefixes its own instructions
+        self.rank_floor = inner.rank_floor
         self.model_calls = 0
         self._cache: dict[str, list[float]] = {}
         self.disk = disk

@@ -75,6 +75,7 @@ class DocumentsCached(Embedder):
     def __init__(self, cache: common.CachedEmbedder) -> None:
         super().__init__()
         self.cache, self.dims, self.name, self.score_floor, self.query_floor = cache, cache.dims, cache.name, cache.score_floor, cache.query_floor
+        self.rank_floor = cache.rank_floor
         self.searching = False
 
     def _embed(self, texts: list[str]) -> list[list[float]]:

@@ -62,6 +62,9 @@ class Embedder(ABC):
     #: similarities mapped through them (cosine_for; embeddings/models.py)
     score_floor: float = 0.0
     query_floor: float = 0.0
+    #: the cosine at which a candidate's meaning starts to count when search ranks; None: the query
+    #: floor (``ranking_floor``; embeddings/models.py, ModelProfile.rank_floor)
+    rank_floor: float | None = None
 
     def __init__(self) -> None:
         self.calls = 0
@@ -112,6 +115,10 @@ class Embedder(ABC):
         graphmem is applied, so 0.7 means the same closeness with any model."""
         floor = self.query_floor if query else self.score_floor
         return floor + relative * (1.0 - floor)
+
+    def ranking_floor(self) -> float:
+        """The floor the search fusion measures this model's cosines from (retrieval.scale.on_scale)."""
+        return self.query_floor if self.rank_floor is None else self.rank_floor
 
     def _embed_checked(self, texts: list[str], prefix: str) -> list[list[float]]:
         for i, text in enumerate(texts):

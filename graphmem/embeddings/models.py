@@ -45,13 +45,23 @@ class ModelProfile:
     #: typical cosine of a search query (its instruction prefixed) and an unrelated stored text;
     #: None: measured at load (or the score floor when that was given)
     query_floor: float | None = None
+    #: the cosine at which a candidate's meaning starts to count when search ranks (the fusion's
+    #: vector signal: (cosine - rank_floor) / (1 - rank_floor)); None: the query floor
+    rank_floor: float | None = None
 
 
 #: well-known models by their name without the organisation, lower-cased. Floors: measured as at
 #: load (models.floors) with bge-small-en-v1.5: 0.43 between statements, 0.34 from a question with
 #: bge's instruction; MiniLM's (0.04, 0.00) are taken as 0: the scale graphmem's thresholds were tuned
 #: on. The other bge sizes share the small one's (not measured here); e5's from its card's "0.7 to 1.0".
-_BGE = ModelProfile("cls", BGE_QUERY, max_length=512, score_floor=0.43, query_floor=0.34)
+#: bge's rank floor (0.5) is not the unrelated-question floor: ranked against 0.34 its better meaning
+#: kept too little contrast between candidates and the words outvoted it (LOCOMO dev 0.769 against
+#: vector alone 0.639, BEAM dev conv. 1 0.491). Measured on both dev sets: rank floor 0.34 / 0.43 /
+#: 0.5 / 0.55 / 0.6 -> LOCOMO 0.769 / 0.780 / 0.802 / 0.791 / 0.766, BEAM conv. 1 0.491 / 0.520 /
+#: 0.638 / 0.628 / 0.628 (docs/retrieval.md). 0.5 is also where a bge question meets the typical
+#: message of a conversation that does not answer it (median cosine 0.48-0.55 on both sets).
+#: MiniLM's stays 0: any higher floor cost its LOCOMO multi-hop questions (0.1: 0.459 -> 0.430).
+_BGE = ModelProfile("cls", BGE_QUERY, max_length=512, score_floor=0.43, query_floor=0.34, rank_floor=0.5)
 _E5 = ModelProfile("mean", "query: ", "passage: ", max_length=512, score_floor=0.7, query_floor=0.7)
 _MINILM = ModelProfile("mean", max_length=256, score_floor=0.0, query_floor=0.0)
 KNOWN: dict[str, ModelProfile] = {
@@ -110,6 +120,7 @@ def from_folder(folder: Path) -> ModelProfile:
         max_length=length if isinstance(length, int) and length > 1 else None,
         score_floor=_float(floor),
         query_floor=_float(query_floor) if _float(floor) is not None else None,
+        rank_floor=_float(graphmem.get("rank_floor")),
     )
 
 
@@ -124,6 +135,8 @@ def resolve(name: str, folder: Path, overrides: dict[str, Any]) -> ModelProfile:
         profile = replace(profile, max_length=found.max_length)
     if found.score_floor is not None:
         profile = replace(profile, score_floor=found.score_floor, query_floor=found.query_floor)
+    if found.rank_floor is not None:
+        profile = replace(profile, rank_floor=found.rank_floor)
     given = {k: v for k, v in overrides.items() if v is not None}
     _check(given)
     return replace(profile, **given)

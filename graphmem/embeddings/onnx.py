@@ -242,6 +242,7 @@ class OnnxEmbedder(Embedder):
         else:
             self.score_floor = profile.score_floor
             self.query_floor = profile.query_floor if profile.query_floor is not None else profile.score_floor
+        self.rank_floor = profile.rank_floor
 
     # -- inference -----------------------------------------------------------------------
 
@@ -291,5 +292,5 @@ class OnnxEmbedder(Embedder):
         return (
             f"OnnxEmbedder(model_dir={str(self.model_dir)!r}, dims={self.dims}, max_length={self.max_length}, "
             f"batch_size={self.batch_size}, pooling={self.pooling!r}, query_instruction={self.query_instruction!r}, "
-            f"passage_instruction={self.passage_instruction!r}, score_floor={self.score_floor}, query_floor={self.query_floor})"
+            f"passage_instruction={self.passage_instruction!r}, score_floor={self.score_floor}, query_floor={self.query_floor}, rank_floor={self.rank_floor})"
         )

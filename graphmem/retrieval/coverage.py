@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 
 from graphmem.retrieval.text import tokenize
 
@@ -83,7 +84,7 @@ def mmr(ids: Sequence[str], scores: Sequence[float], texts: Sequence[str], limit
     best = max((s for s in scores), default=0.0)
     if diversity <= 0 or best <= 0 or len(ids) < 2:
         return list(ids)
-    words = [frozenset(tokenize(t)) for t in texts]
+    words = [_word_set(t) for t in texts]
     left = list(range(len(ids)))
     picked: list[int] = []
     closest = [0.0] * len(ids)
@@ -97,5 +98,12 @@ def mmr(ids: Sequence[str], scores: Sequence[float], texts: Sequence[str], limit
 
 
 def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
-    union = len(a | b)
-    return len(a & b) / union if union else 0.0
+    shared = len(a & b) if len(a) <= len(b) else len(b & a)
+    union = len(a) + len(b) - shared
+    return shared / union if union else 0.0
+
+
+@lru_cache(maxsize=16_384)
+def _word_set(text: str) -> frozenset[str]:
+    """The text's distinct tokens, cached (the same stored texts come back query after query)."""
+    return frozenset(tokenize(text))

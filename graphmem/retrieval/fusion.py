@@ -90,7 +90,9 @@ def relative(cosines: Sequence[float], floor: float) -> list[float]:
     """Cosines on the model's own scale as relative similarities (0: unrelated, 1: identical):
     (cosine - floor) / (1 - floor), the inverse of Embedder.cosine_for. A model with a compressed
     scale (bge-small: unrelated at 0.34-0.43) otherwise keeps most of its score for every candidate
-    and its better meaning is outvoted by the words; MiniLM's floor is 0 and nothing changes."""
+    and its better meaning is outvoted by the words; MiniLM's floor is 0 and nothing changes. A
+    cosine below the floor counts 0 in the fusion (memories._rank still lists such a candidate,
+    nearest first, after every scored one when the preset weighs the meaning)."""
     if not floor or floor >= 1.0:
         return list(cosines)
     return [(c - floor) / (1.0 - floor) for c in cosines]

@@ -102,12 +102,21 @@ def _rank(
             item.scores["session"] = preset.session * support[item_id]
             boost += item.scores["session"]
         item.score = own[item_id] + boost
-    ranked = [m for m in pool.values() if (m.score or 0) > 0]
-    ranked.sort(key=lambda m: (-(m.score or 0), -(m.created_at.timestamp() if m.created_at else 0.0)))
+    ranked = _listed(pool, preset)
+    ranked.sort(key=lambda m: (-(m.score or 0), -m.scores.get("vector", 0.0), -(m.created_at.timestamp() if m.created_at else 0.0)))
     ranked = _cover(ranked, list(scored.values()), own, query, preset, when, limit)[:limit]
     if preset.neighbours_as == "context":
         _attach(ranked, context, scored, own)
     return ranked
+
+
+def _listed(pool: dict[str, MemoryItem], preset: SearchPreset) -> list[MemoryItem]:
+    """The items that rank: a fused score above 0, or (the preset weighing the meaning) a positive
+    cosine. Why the second: a model's rank floor (bge-small 0.5) sits near the median cosine of a
+    conversation's messages, and a candidate below it scores 0; a plain vector search must still
+    return its ``limit`` nearest (they come last, nearest first)."""
+    meaning = bool(preset.weights.get("vector"))
+    return [m for m in pool.values() if (m.score or 0) > 0 or (meaning and m.scores.get("vector", 0.0) > 0)]
 
 
 def _cover(
@@ -170,7 +179,8 @@ def _own_scores(
     with_dates = bool(preset.weights.get("time"))
     texts = [f"{m.text} {time_words(m.times)}" if with_dates and m.times else m.text for m in items]
     bm25 = BM25(texts, b=preset.bm25_b).scores(query)
-    signals = {"vector": relative([m.scores.get("vector", 0.0) for m in items], preset.vector_floor), "bm25": bm25}
+    floor = preset.vector_floor if preset.memory_vector_floor is None else preset.memory_vector_floor
+    signals = {"vector": relative([m.scores.get("vector", 0.0) for m in items], floor), "bm25": bm25}
     if when:
         signals["time"] = [time_score(m, when) for m in items]
     fused = fuse(signals, preset.weights, preset.fusion, k=preset.rrf_k)

@@ -75,6 +75,11 @@ class SearchPreset:
     #: as (cosine - floor) / (1 - floor), so every model's meaning counts on one scale
     vector_floor: float = 0.0
 
+    #: memories only: the floor memory facts' cosines are fused from (the embedder's rank floor, set
+    #: by on_scale: bge-small 0.5; relations keep ``vector_floor``: from 0.5 bge's short relation facts
+    #: fell below it and lost their meaning, graph_retrieval paraphrase hit@10 0.919 -> 0.608); None: ``vector_floor``
+    memory_vector_floor: float | None = None
+
     def __post_init__(self) -> None:
         where = f"search preset {self.name!r}"
         _check_weights(where, "weights", self.weights)
@@ -100,8 +105,12 @@ class SearchPreset:
             raise InvalidInputError(f"{where}: context must be a finite number >= 0, got {self.context!r}")
         if self.neighbours_as not in ("hits", "context"):
             raise InvalidInputError(f"{where}: neighbours_as must be 'hits' or 'context', got {self.neighbours_as!r}")
-        if not _number(self.vector_floor) or not 0.0 <= self.vector_floor < 1.0:
-            raise InvalidInputError(f"{where}: vector_floor must be a number in [0, 1), got {self.vector_floor!r}")
+        floors = {"vector_floor": self.vector_floor}
+        if self.memory_vector_floor is not None:
+            floors["memory_vector_floor"] = self.memory_vector_floor
+        for floor_name, floor in floors.items():
+            if not _number(floor) or not 0.0 <= floor < 1.0:
+                raise InvalidInputError(f"{where}: {floor_name} must be a number in [0, 1), got {floor!r}")
         if not _number(self.hop_decay) or not 0.0 <= self.hop_decay <= 1.0:
             raise InvalidInputError(f"{where}: hop_decay must be a number in [0, 1], got {self.hop_decay!r}")
         if not _number(self.seed_threshold) or not -1.0 <= self.seed_threshold <= 1.0:

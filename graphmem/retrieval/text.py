@@ -56,22 +56,33 @@ def mentions_self(text: str) -> bool:
     return any(w in FIRST_PERSON for w in words)
 
 
+@lru_cache(maxsize=16_384)
+def term_counts(text: str) -> Counter[str]:
+    """The text's token counts (``tokenize``), cached: search re-scores the same stored texts query
+    after query, and a long message's count was most of BM25's time (read only: shared)."""
+    return Counter(_tokens(text))
+
+
 class BM25:
-    """Okapi BM25 over a fixed list of documents (k1 = 1.2, b = 0.75)."""
+    """Okapi BM25 over a fixed list of documents (k1 = 1.2, b = 0.75).
+
+    Document frequencies are counted for the query's terms only, when scoring: a pool of long
+    messages has thousands of distinct words and a question uses a dozen of them."""
 
     def __init__(self, documents: list[str], k1: float = 1.2, b: float = 0.75) -> None:
         self.k1, self.b = k1, b
-        self.docs = [Counter(tokenize(d)) for d in documents]
-        self.lengths = [sum(c.values()) for c in self.docs]
+        self.docs = [term_counts(d) for d in documents]
+        self.lengths = [len(_tokens(d)) for d in documents]
         self.avg = (sum(self.lengths) / len(self.lengths)) if self.lengths else 0.0
-        df: Counter[str] = Counter()
-        for doc in self.docs:
-            df.update(doc.keys())
+
+    def idf(self, term: str) -> float:
         n = len(self.docs)
-        self.idf = {t: math.log(1 + (n - f + 0.5) / (f + 0.5)) for t, f in df.items()}
+        f = sum(1 for doc in self.docs if term in doc)
+        return math.log(1 + (n - f + 0.5) / (f + 0.5))
 
     def scores(self, query: str) -> list[float]:
-        terms = set(tokenize(query))
+        terms = [t for t in dict.fromkeys(tokenize(query)) if any(t in doc for doc in self.docs)]
+        idf = {t: self.idf(t) for t in terms}
         out = []
         for doc, length in zip(self.docs, self.lengths, strict=False):
             s = 0.0
@@ -79,6 +90,6 @@ class BM25:
                 tf = doc.get(t)
                 if tf:
                     denom = tf + self.k1 * (1 - self.b + self.b * length / (self.avg or 1.0))
-                    s += self.idf[t] * tf * (self.k1 + 1) / denom
+                    s += idf[t] * tf * (self.k1 + 1) / denom
             out.append(s)
         return out
