@@ -164,6 +164,10 @@ class CachedEmbedder(Embedder):
         self._count_call()
         return self.inner.embed_query(text)  # never cached
 
+    def embed_queries(self, texts: Sequence[str]) -> list[list[float]]:
+        self._count_call()
+        return self.inner.embed_queries(texts)  # never cached; the inner model prefixes its instruction
+
     def save(self) -> None:
         """Write the documents' vectors to ``disk`` (when given and anything new was embedded)."""
         if self.disk is None or not self._unsaved:

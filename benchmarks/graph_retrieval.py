@@ -36,6 +36,8 @@ from graphmem import Memory
 from graphmem.lifecycle.load import load_graph
 from graphmem.retrieval import SearchPreset, get_preset
 from graphmem.retrieval.graph import graph_query, search_relations
+from graphmem.retrieval.hubness import query_vectors
+from graphmem.retrieval.scale import on_scale
 from graphmem.schema.facts import relation_fact, stored_times
 from graphmem.stores.base import RelationFact
 from graphmem.testing import ScriptedLLMServer
@@ -57,6 +59,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--relation-weights", type=json.loads, default=None, help='JSON, e.g. {"vector": 1, "seed": 1}: the preset\'s relation_weights')
     p.add_argument("--relation-spread", type=float, default=None, help="the preset's relation_spread")
     p.add_argument("--relation-pool", type=int, default=None, help="the preset's relation_pool (relations read per seed)")
+    p.add_argument("--relation-hubness", type=float, default=None, help="the preset's relation_hubness (0: the plain fact cosine)")
     p.add_argument("--slices", nargs="+", default=list(SLICES), choices=SLICES, help="ask only these slices")
     p.add_argument("--latency-relations", type=int, default=1000, help="relations of the latency user's own node (0: no latency run)")
     p.add_argument("--latency-rounds", type=int, default=5, help="times each latency question is asked (after one warm-up round)")
@@ -181,16 +184,18 @@ def measure_latency(memory: Memory, g: UserGraph, args: argparse.Namespace) -> d
     """The relation half of search on the user with ~1,000 relations of their own; beside it, in
     the same rounds, the store's search_graph alone (the ranking's share is the difference)."""
     load(memory, g)
-    scope, preset = Scope.of(user_id=g.user_id), args.preset
+    scope = Scope.of(user_id=g.user_id)
+    preset, _ = on_scale(args.preset, None, memory.embedder)  # as Memory.search scales it
+    centre = query_vectors(memory.embedder, "warm up")[1]
     asked = [(q.text, memory.embedder.embed_query(q.text)) for q in g.questions]
     times: list[float] = []
     store_times: list[float] = []
     for round_ in range(args.latency_rounds + 1):
         for text, vector in asked:
             started = time.perf_counter()
-            search_relations(memory.store, scope, text, vector, preset, max(KS))
+            search_relations(memory.store, scope, text, vector, preset, max(KS), centre=centre)
             middle = time.perf_counter()
-            memory.store.search_graph(scope, graph_query(scope, text, vector, preset))
+            memory.store.search_graph(scope, graph_query(scope, text, vector, preset, centre=centre))
             if round_:  # the first round warms caches
                 times.append((middle - started) * 1000)
                 store_times.append((time.perf_counter() - middle) * 1000)
@@ -207,6 +212,8 @@ def preset_of(args: argparse.Namespace) -> SearchPreset:
         preset = replace(preset, relation_spread=args.relation_spread)
     if args.relation_pool is not None:
         preset = replace(preset, relation_pool=args.relation_pool)
+    if args.relation_hubness is not None:
+        preset = replace(preset, relation_hubness=args.relation_hubness)
     return preset
 
 

@@ -12,17 +12,20 @@
 // else now; never the server clock): valid_at <= $event_time < invalid_at, open ends allowed, so a
 // relation retired today whose invalid_at lies in the future is still valid until then.
 // $include_invalidated: no time filter.
-// Pool ($pooled, GraphQuery.relation_pool): per seed, only its $relation_pool relations closest by
-// fact cosine and the $relation_pool whose fact contains most of $fact_terms (a hub such as the
+// Pool ($pooled, GraphQuery.relation_pool): per seed, only its $relation_pool relations best by
+// fact score and the $relation_pool whose fact contains most of $fact_terms (a hub such as the
 // user's own node holds hundreds); paths likewise. Without it, every relation of a seed.
 // Paths: with $hops = 2 the relations two hops from a seed come too, the time filter applied to every
 // relation of the path; such a relation's scores are its seed's times $hop_decay, and it carries the
 // path from the seed ({source, relationship, destination} per step; the shortest when several).
-// Facts: the $fact_k relations of the scope whose fact_embedding is closest to $embedding (cosine >=
+// Facts: the $fact_k relations of the scope with the best fact score (below; >=
 // $threshold), under the same time filter and relation filter, come too, seeded or not: an exact scan
 // of the scope's relations (Neo4j 5.26 indexes relationship vectors per relationship type only, and
 // graphmem's types are open-ended; docs/neo4j.md).
-// Scores: vector = cosine of $embedding and the relation's own fact_embedding (0 without one);
+// Scores: vector = the relation's fact score: its own fact_embedding (a unit vector) . $fact_embedding
+// + $fact_shift, computed as $fact_norm * cosine + $fact_shift ($fact_norm: the norm of
+// $fact_embedding; GraphQuery.fact_embedding, retrieval.hubness; the plain cosine of $embedding
+// when the query has no correction), 0 without one; the pools and $fact_k rank by it too;
 // seed = entity proximity, the best of a seeded endpoint's cosine and 1.0 for an endpoint named in
 // $seed_canonicals; fulltext = an endpoint's name text match; seed and fulltext decayed per hop.
 // Order: best of the three scores first, then fewer hops, then oldest first.
@@ -30,7 +33,7 @@
 // Parameters: $scope, $embedding, $threshold, $top_k, $scan_limit, $max_k, $fulltext_terms,
 //             $fulltext_scope, $fulltext_limit, $seed_canonicals, $known_at, $event_time,
 //             $include_invalidated, $relation_limit, $hops (1 or 2), $hop_decay, $fact_k, $pooled,
-//             $relation_pool, $fact_terms, the relation filter's
+//             $relation_pool, $fact_terms, $fact_embedding, $fact_norm, $fact_shift, the relation filter's
 //             (fr_0, ...) (the placeholder "true /* relation filter */" is replaced by graphmem.stores.neo4j.filters)
 CALL () {
   CALL () {
@@ -105,7 +108,7 @@ CALL () {
         AND (r.invalid_at IS NULL OR $event_time < r.invalid_at OR ($known_at IS NOT NULL AND r.expired_at IS NOT NULL))
       ))
       AND true /* relation filter */
-    WITH r, CASE WHEN size(r.fact_embedding) = size($embedding) THEN 2 * vector.similarity.cosine(r.fact_embedding, $embedding) - 1 ELSE 0.0 END AS cosine,
+    WITH r, CASE WHEN size(r.fact_embedding) = size($embedding) THEN $fact_norm * (2 * vector.similarity.cosine(r.fact_embedding, $fact_embedding) - 1) + $fact_shift ELSE 0.0 END AS cosine,
          CASE WHEN size($fact_terms) > 0 AND r.fact IS NOT NULL THEN size([t IN $fact_terms WHERE toLower(r.fact) CONTAINS t]) ELSE 0 END AS matched
     ORDER BY cosine DESC, r.created_at, r.seq, r.id
     RETURN collect({r: r, cosine: cosine, matched: matched, fact: size(r.fact_embedding) = size($embedding)}) AS ranked
@@ -149,8 +152,8 @@ CALL () {
       WHERE true /* relation filter */
       WITH path, path[1] AS r, startNode(path[1]) AS s, endNode(path[1]) AS d
       WHERE true /* relation filter */
-      WITH path, CASE WHEN size(path[0].fact_embedding) = size($embedding) THEN 2 * vector.similarity.cosine(path[0].fact_embedding, $embedding) - 1 ELSE 0.0 END AS c0,
-           CASE WHEN size(path[1].fact_embedding) = size($embedding) THEN 2 * vector.similarity.cosine(path[1].fact_embedding, $embedding) - 1 ELSE 0.0 END AS c1,
+      WITH path, CASE WHEN size(path[0].fact_embedding) = size($embedding) THEN $fact_norm * (2 * vector.similarity.cosine(path[0].fact_embedding, $fact_embedding) - 1) + $fact_shift ELSE 0.0 END AS c0,
+           CASE WHEN size(path[1].fact_embedding) = size($embedding) THEN $fact_norm * (2 * vector.similarity.cosine(path[1].fact_embedding, $fact_embedding) - 1) + $fact_shift ELSE 0.0 END AS c1,
            size([t IN $fact_terms WHERE toLower(coalesce(path[1].fact, '')) CONTAINS t]) AS matched
       WITH path, CASE WHEN c0 > c1 THEN c0 ELSE c1 END AS cosine, matched
       WHERE true
@@ -172,8 +175,8 @@ CALL () {
       WHERE true /* relation filter */
       WITH path, path[1] AS r, startNode(path[1]) AS s, endNode(path[1]) AS d
       WHERE true /* relation filter */
-      WITH path, CASE WHEN size(path[0].fact_embedding) = size($embedding) THEN 2 * vector.similarity.cosine(path[0].fact_embedding, $embedding) - 1 ELSE 0.0 END AS c0,
-           CASE WHEN size(path[1].fact_embedding) = size($embedding) THEN 2 * vector.similarity.cosine(path[1].fact_embedding, $embedding) - 1 ELSE 0.0 END AS c1,
+      WITH path, CASE WHEN size(path[0].fact_embedding) = size($embedding) THEN $fact_norm * (2 * vector.similarity.cosine(path[0].fact_embedding, $fact_embedding) - 1) + $fact_shift ELSE 0.0 END AS c0,
+           CASE WHEN size(path[1].fact_embedding) = size($embedding) THEN $fact_norm * (2 * vector.similarity.cosine(path[1].fact_embedding, $fact_embedding) - 1) + $fact_shift ELSE 0.0 END AS c1,
            size([t IN $fact_terms WHERE toLower(coalesce(path[1].fact, '')) CONTAINS t]) AS matched
       WITH path, CASE WHEN c0 > c1 THEN c0 ELSE c1 END AS cosine, matched
       WHERE matched > 0
@@ -197,7 +200,7 @@ WITH r, hops, path, fulltext, seed
 ORDER BY hops
 WITH r, min(hops) AS hops, head(collect(path)) AS path, max(fulltext) AS fulltext, max(seed) AS seed
 WITH r, hops, path, startNode(r) AS s, endNode(r) AS d, fulltext, seed,
-     CASE WHEN size(r.fact_embedding) = size($embedding) THEN 2 * vector.similarity.cosine(r.fact_embedding, $embedding) - 1
+     CASE WHEN size(r.fact_embedding) = size($embedding) THEN $fact_norm * (2 * vector.similarity.cosine(r.fact_embedding, $fact_embedding) - 1) + $fact_shift
           ELSE 0.0 END AS vector
 WHERE true /* relation filter */
 WITH r, hops, path, s, d, vector, fulltext, seed,

@@ -33,6 +33,7 @@ from graphmem.results import MemoryResult, SearchResult
 from graphmem.retrieval import SearchPreset, get_preset, when
 from graphmem.retrieval.agreement import agree
 from graphmem.retrieval.graph import search_relations
+from graphmem.retrieval.hubness import query_vectors
 from graphmem.retrieval.memories import search_memories
 from graphmem.retrieval.rerank import Reranker
 from graphmem.retrieval.scale import on_scale
@@ -350,13 +351,13 @@ class Memory:
         chosen = get_preset(preset)
         when = parse_time(as_of, field_name="as_of")
         known = parse_time(known_at, field_name="known_at")
-        embedding = self.embedder.embed_query(query)
+        embedding, centre = query_vectors(self.embedder, query)
         chosen, threshold = on_scale(chosen, threshold, self.embedder)
         asked = parse_query(query, when or known or utcnow()) if chosen.weights.get("time") else None
         wanted = RELATION_CANDIDATES if types.active else limit  # filtered before the cut
 
         find_relations = partial(search_relations, self.store, scope, query, embedding, chosen, wanted,
-                                 as_of=when, known_at=known, hops=hops, filters=flt)
+                                 as_of=when, known_at=known, hops=hops, filters=flt, centre=centre)
         find_memories = partial(search_memories, self.store, scope, query, embedding, chosen, limit, flt, when, threshold,
                                 asked, known, self.reranker if rerank else None)
         memories, relations = self._read_both(find_memories, find_relations)

@@ -109,6 +109,16 @@ class Embedder(ABC):
             raise InvalidInputError(f"embed_query() takes a string, got {type(text).__name__}")
         return self._embed_checked([text], self.query_instruction)[0]
 
+    def embed_queries(self, texts: Sequence[str]) -> list[list[float]]:
+        """Embed several search queries in one counted call (the query instruction prefixed). A
+        subclass that embeds a query its own way (overrides embed_query, e.g. a wrapper whose inner
+        model prefixes its own instruction) and not this gets one embed_query per text."""
+        if isinstance(texts, (str, bytes)):
+            raise InvalidInputError("embed_queries() takes a sequence of strings; use embed_query() for one")
+        if type(self).embed_query is not Embedder.embed_query:
+            return [self.embed_query(t) for t in texts]
+        return self._embed_checked(list(texts), self.query_instruction)
+
     def cosine_for(self, relative: float, query: bool = False) -> float:
         """This model's cosine for a relative similarity (0 = unrelated, 1 = identical) between two
         stored texts, or (``query``) from a search query to a stored text: how every threshold of

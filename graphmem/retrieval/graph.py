@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from graphmem.retrieval.fusion import fuse, relative
+from graphmem.retrieval.hubness import fact_query
 from graphmem.retrieval.presets import SearchPreset
 from graphmem.retrieval.text import mentions_self, tokenize
 from graphmem.schema.filters import Filter
@@ -58,8 +59,11 @@ def search_relations(
     known_at: datetime | None = None,
     hops: int = 1,
     filters: Filter | None = None,
+    centre: list[float] | None = None,
 ) -> list[Relation]:
-    candidates = store.search_graph(scope, graph_query(scope, query, embedding, preset, as_of, known_at, hops, filters))
+    """The ``limit`` best relations for ``query``; ``centre``: the probes' centre of the embedder
+    (retrieval.hubness.query_vectors), for the preset's hubness correction."""
+    candidates = store.search_graph(scope, graph_query(scope, query, embedding, preset, as_of, known_at, hops, filters, centre))
     if not candidates:
         return []
     return rank_relations(candidates, query, preset, limit)
@@ -67,13 +71,16 @@ def search_relations(
 
 def graph_query(
     scope: Scope, query: str, embedding: list[float], preset: SearchPreset, as_of: datetime | None = None,
-    known_at: datetime | None = None, hops: int = 1, filters: Filter | None = None,
+    known_at: datetime | None = None, hops: int = 1, filters: Filter | None = None, centre: list[float] | None = None,
 ) -> GraphQuery:
-    """What search asks the store: seeds by vector and text, and the user's node for a first-person query."""
+    """What search asks the store: seeds by vector and text, the user's node for a first-person
+    query, and facts scored with the hubness correction when the preset and ``centre`` give one."""
     seeds = [canonical_name(scope.self_name)] if mentions_self(query) else []
+    fact_vector, shift = fact_query(embedding, centre, preset.relation_hubness, preset.vector_floor)
     return GraphQuery(embedding=embedding, text=query, seed_canonicals=seeds, top_k=preset.seed_top_k, threshold=preset.seed_threshold,
                       as_of=as_of, known_at=known_at, hops=hops, hop_decay=preset.hop_decay, filters=filters,
-                      relation_pool=preset.relation_pool, fact_terms=sorted(set(tokenize(query))))
+                      relation_pool=preset.relation_pool, fact_terms=sorted(set(tokenize(query))),
+                      fact_embedding=fact_vector, fact_shift=shift)
 
 
 def rank_relations(candidates: list[Relation], query: str, preset: SearchPreset, limit: int) -> list[Relation]:

@@ -79,6 +79,9 @@ class SearchPreset:
     #: by on_scale: bge-small 0.5; relations keep ``vector_floor``: from 0.5 bge's short relation facts
     #: fell below it and lost their meaning, graph_retrieval paraphrase hit@10 0.919 -> 0.608); None: ``vector_floor``
     memory_vector_floor: float | None = None
+    #: relations only: how much a fact's hubness (how much closer than an unrelated text it sits to
+    #: generic questions; retrieval.hubness) is taken off its score; 0: the plain fact cosine
+    relation_hubness: float = 0.0
 
     def __post_init__(self) -> None:
         where = f"search preset {self.name!r}"
@@ -111,6 +114,8 @@ class SearchPreset:
         for floor_name, floor in floors.items():
             if not _number(floor) or not 0.0 <= floor < 1.0:
                 raise InvalidInputError(f"{where}: {floor_name} must be a number in [0, 1), got {floor!r}")
+        if not _number(self.relation_hubness) or not 0.0 <= self.relation_hubness <= 2.0:
+            raise InvalidInputError(f"{where}: relation_hubness must be a number in [0, 2], got {self.relation_hubness!r}")
         if not _number(self.hop_decay) or not 0.0 <= self.hop_decay <= 1.0:
             raise InvalidInputError(f"{where}: hop_decay must be a number in [0, 1], got {self.hop_decay!r}")
         if not _number(self.seed_threshold) or not -1.0 <= self.seed_threshold <= 1.0:
@@ -139,11 +144,15 @@ _HYBRID_WEIGHTS = {"vector": 1.0, "bm25": 1.0, "fulltext": 0.5, "seed": 0.5, "ti
 #: question naming someone about theirs); the path whole (hops=2)
 _RELATION_WEIGHTS = {"vector": 1.0, "bm25": 1.0, "fulltext": 0.5, "seed": 1.0, "path": 1.0}
 _RELATION_SPREAD = 0.35
+#: relations: hubness taken off a fact's score (retrieval.hubness; docs/retrieval.md, "Hubness"):
+#: graph_retrieval dev hit@5 at 0 / 0.5 / 0.75 / 1: bge paraphrases 0.823 / 0.844 / 0.839 / 0.823,
+#: as_of 0.639 / 0.722 / 0.806 / 0.806; MiniLM 0.860 / 0.849 / 0.855 / 0.849, 0.806 / 0.889 / 0.917 / 0.944
+_RELATION_HUBNESS = 0.75
 HYBRID = SearchPreset("hybrid", _HYBRID_WEIGHTS, fusion="adaptive", context=0.25, neighbours=1, session=0.1, diversity=0.3,
-                      relation_weights=_RELATION_WEIGHTS, relation_spread=_RELATION_SPREAD)
+                      relation_weights=_RELATION_WEIGHTS, relation_spread=_RELATION_SPREAD, relation_hubness=_RELATION_HUBNESS)
 HYBRID_CONTEXT = SearchPreset("hybrid_context", _HYBRID_WEIGHTS, fusion="adaptive", context=0.25, neighbours=1, session=0.1,
                               diversity=0.3, neighbours_as="context", relation_weights=_RELATION_WEIGHTS,
-                              relation_spread=_RELATION_SPREAD)
+                              relation_spread=_RELATION_SPREAD, relation_hubness=_RELATION_HUBNESS)
 HYBRID_RRF = SearchPreset("hybrid_rrf", {"vector": 1.0, "bm25": 1.0, "fulltext": 0.5, "seed": 0.5}, fusion="rrf")
 VECTOR_ONLY = SearchPreset("vector", {"vector": 1.0})
 BM25_ONLY = SearchPreset("bm25", {"bm25": 1.0})

@@ -94,6 +94,11 @@ class GraphQuery:
     #: more than can reach the head); None: every relation (an add's reads, the agreement read)
     relation_pool: int | None = None
     fact_terms: list[str] = field(default_factory=list)  # lowercase words, matched as substrings of the fact
+    #: how facts are scored (their ``vector`` score, the pool's and fact_top_k's order):
+    #: ``fact . fact_embedding + fact_shift`` with the unit fact vector (retrieval.hubness: the query
+    #: moved away from what every question shares); None: the plain cosine with ``embedding``
+    fact_embedding: list[float] | None = None
+    fact_shift: float = 0.0
 
 
 @dataclass

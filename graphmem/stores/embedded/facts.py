@@ -35,6 +35,14 @@ class FactIndex:
         """The cosine of the unit ``query`` and every fact of the scope, by row (0 without a fact)."""
         return self.matrix @ query if self.ids else np.zeros(0)
 
+    def scores(self, query: np.ndarray, moved: np.ndarray | None, shift: float) -> np.ndarray:
+        """Each fact's score by row: ``fact . moved + shift`` (GraphQuery.fact_embedding, the
+        hubness correction), the cosine with the unit ``query`` without ``moved``; 0 without a fact."""
+        if moved is None or not self.ids:
+            return self.cosines(query)
+        out: np.ndarray = np.where(self.has_fact, self.matrix @ moved + shift, 0.0)
+        return out
+
     def visible(self, as_of: datetime | None, known_at: datetime | None, now: datetime) -> np.ndarray:
         """stores.base.relation_visible of every row, as one mask."""
         t = self.times
@@ -90,8 +98,8 @@ def _seconds(value: object) -> float:
 
 
 def best_facts(index: FactIndex, sims: np.ndarray, k: int, threshold: float, keep: Callable[[str], bool]) -> dict[str, float]:
-    """Relation id -> fact cosine (``sims``: FactIndex.cosines) of the ``k`` best relations with a
-    fact and cosine >= threshold that ``keep`` accepts (visible at the query's time, passing its
+    """Relation id -> fact score (``sims``: FactIndex.scores) of the ``k`` best relations with a
+    fact and score >= threshold that ``keep`` accepts (visible at the query's time, passing its
     filter), best first."""
     if k <= 0 or not index.ids:
         return {}

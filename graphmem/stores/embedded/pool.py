@@ -21,9 +21,9 @@ _NONE = np.zeros(0, dtype=np.int64)
 
 @dataclass
 class Pool:
-    """One search's view of the scope's relations: ``sims`` (fact cosine by row), ``mask`` (visible
-    at the query's time), ``check`` (the relation filter, None without one), ``size`` (None: no cut)
-    and the query's ``terms``."""
+    """One search's view of the scope's relations: ``sims`` (fact score by row: FactIndex.scores),
+    ``mask`` (visible at the query's time), ``check`` (the relation filter, None without one),
+    ``size`` (None: no cut) and the query's ``terms``."""
 
     index: FactIndex
     sims: np.ndarray

@@ -183,7 +183,8 @@ class EmbeddedStore(GraphStore):
                 return (query.include_invalidated or _visible(d, as_of, known_at, now)) and g.relation_matches(d, flt)
 
             facts = g.facts.get(key, lambda: g.scope_relations(key))
-            sims = facts.cosines(q)
+            moved = None if query.fact_embedding is None else self._vector(query.fact_embedding)
+            sims = facts.scores(q, moved, float(query.fact_shift))
             mask = np.ones(len(facts.ids), dtype=bool) if query.include_invalidated else facts.visible(as_of, known_at, now)
             check = None if flt is None else lambda rid: (d := g.edge(rid)) is not None and g.relation_matches(d, flt)
             out = expand(g, seeds, query.hops, query.hop_decay, Pool(facts, sims, mask, check, query.relation_pool, query.fact_terms))
@@ -460,7 +461,7 @@ def _visible(d: Attrs, as_of: datetime | None, known_at: datetime | None, now: d
 def _with_facts(g: MemoryGraph, found: list[Relation], index: FactIndex, sims: np.ndarray, query: GraphQuery,
                 keep: Callable[[Attrs], bool]) -> list[Relation]:
     """The seeded relations plus the scope's ``fact_top_k`` relations closest to the query by fact
-    (cosine >= threshold, kept by ``keep``), each with ``scores["vector"]`` = its fact cosine; best
+    (score >= threshold, kept by ``keep``), each with ``scores["vector"]`` = its fact score (``sims``); best
     first, then fewer hops, ties oldest first (the seeded ones before the others)."""
     best = best_facts(index, sims, query.fact_top_k, query.threshold, lambda rid: (d := g.edge(rid)) is not None and keep(d))
     have = {r.id for r in found}

@@ -7,10 +7,12 @@ This module holds the graph's statements; memories.py and conversation.py hold t
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from graphmem.errors import InvalidInputError
 from graphmem.schema.filters import Filter, scoped
 from graphmem.schema.labels import type_label
 from graphmem.schema.ontology import property_names, stored_attributes
@@ -209,10 +211,25 @@ def search_graph(
             "pooled": query.relation_pool is not None and bool(query.embedding),
             "relation_pool": EVERY if query.relation_pool is None else max(0, int(query.relation_pool)),
             "fact_terms": [str(t).lower() for t in query.fact_terms],
+            **fact_scoring(query),
         },
         scoped(scope, query.filters, "relation"),
         "relation",
     )
+
+
+def fact_scoring(query: GraphQuery) -> dict[str, object]:
+    """$fact_embedding, $fact_norm, $fact_shift: a fact's score is its unit vector .
+    query.fact_embedding + fact_shift, which Cypher reads as norm * cosine + shift (its cosine
+    normalises both vectors); without a correction, the plain cosine with the query embedding."""
+    if not query.embedding:
+        return {"fact_embedding": None, "fact_norm": 1.0, "fact_shift": 0.0}
+    if query.fact_embedding is None:
+        return {"fact_embedding": vector(query.embedding), "fact_norm": 1.0, "fact_shift": 0.0}
+    if len(query.fact_embedding) != len(query.embedding):
+        raise InvalidInputError(f"fact_embedding has {len(query.fact_embedding)} dimensions, the query embedding {len(query.embedding)}")
+    norm = math.sqrt(sum(float(x) * float(x) for x in query.fact_embedding))
+    return {"fact_embedding": vector(query.fact_embedding), "fact_norm": norm, "fact_shift": float(query.fact_shift)}
 
 
 def get_all(
