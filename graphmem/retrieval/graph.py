@@ -3,7 +3,8 @@
 The store returns the relations around the query's seeds (entities it names by vector and text, the
 scope's own user node for a first-person query) and those whose fact text is close to the query,
 each with its signals: ``vector`` (cosine between the query and the relation's own fact
-embedding), ``seed`` (how close the relation sits to a seed entity), ``fulltext``. Here:
+embedding, less the preset's ``relation_hubness`` times the fact's hubness: retrieval.hubness),
+``seed`` (how close the relation sits to a seed entity), ``fulltext``. Here:
 
 - ``bm25``: BM25 over each candidate's fact text (a relation found through a path reads the whole
   path: "me HAS_SISTER Jesica HAS_PET dog" answers "my sister's dog");
