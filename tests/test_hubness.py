@@ -90,3 +90,15 @@ def test_a_wrapper_that_embeds_queries_its_own_way_keeps_its_way_for_a_batch():
 
     outer = Wrapper(64)
     assert outer.embed_queries(["a cat", "a dog"]) == [inner.embed_query("a cat"), inner.embed_query("a dog")]
+
+
+def test_an_embedder_that_cannot_be_a_weak_key_still_searches_in_one_call():
+    class Unhashable(HashingEmbedder):
+        __hash__ = None  # type: ignore[assignment]  # as a dataclass embedder with eq=True
+
+    emb = Unhashable(32)
+    for _ in range(2):
+        before = emb.calls
+        vector, centre = query_vectors(emb, "where do I live?")
+        assert emb.calls == before + 1 and len(centre) == 32
+        assert vector == pytest.approx(emb.embed_query("where do I live?"))

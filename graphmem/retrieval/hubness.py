@@ -53,15 +53,31 @@ _LOCK = threading.Lock()
 def query_vectors(embedder: Embedder, query: str) -> tuple[list[float], list[float]]:
     """The search query's embedding and the probes' centre for this embedder, in one embedding call:
     an embedder's first search embeds the probes in the same batch, later ones reuse the centre."""
-    with _LOCK:
-        centre = _CENTRES.get(embedder)
+    centre = _remembered(embedder)
     if centre is not None:
         return embedder.embed_query(query), centre
     vectors = embedder.embed_queries([query, *PROBES])
     centre = mean(vectors[1:])
-    with _LOCK:
-        _CENTRES[embedder] = centre
+    _remember(embedder, centre)
     return vectors[0], centre
+
+
+def _remembered(embedder: Embedder) -> list[float] | None:
+    with _LOCK:
+        try:
+            return _CENTRES.get(embedder)
+        except TypeError:  # an embedder that cannot be weakly referenced or hashed (a custom dataclass)
+            return None
+
+
+def _remember(embedder: Embedder, centre: list[float]) -> None:
+    """Kept for the embedder's lifetime; an embedder that cannot be a weak key gets its probes
+    embedded with each search (still one call)."""
+    with _LOCK:
+        try:
+            _CENTRES[embedder] = centre
+        except TypeError:
+            pass
 
 
 def mean(vectors: Sequence[Sequence[float]]) -> list[float]:
