@@ -21,6 +21,7 @@ from graphmem.embeddings import HashingEmbedder, OnnxEmbedder, create_embedder
 from graphmem.embeddings.models import BGE_QUERY, known
 from graphmem.errors import ConfigError
 from graphmem.retrieval import HYBRID
+from graphmem.retrieval.hubness import PROBES
 from graphmem.retrieval.scale import on_scale
 from graphmem.testing import ScriptedLLMServer
 
@@ -174,4 +175,6 @@ def test_every_caller_embeds_queries_as_queries_and_stored_texts_as_passages(tmp
         memory.update(added["id"], "I moved to Boulder")
         memory.search("where do I live?", user_id="u")
         memory.close()
-    assert embedder.seen == ["passage: I moved to Denver", "passage: I like tea", "passage: I moved to Boulder", "query: where do I live?"]
+    # the first search's batch also carries the hubness probes, embedded as queries too (retrieval.hubness)
+    assert embedder.seen == ["passage: I moved to Denver", "passage: I like tea", "passage: I moved to Boulder", "query: where do I live?",
+                             *(f"query: {p}" for p in PROBES)]
