@@ -47,7 +47,13 @@ def _tokens(text: str) -> tuple[str, ...]:
         text = unicodedata.normalize("NFKD", text)
         text = "".join(ch for ch in text if not unicodedata.combining(ch))
     text = text.casefold()
-    return tuple(_light_stem(t) for t in _WORD.findall(text) if t not in STOPWORDS)
+    return tuple([_stem(t) for t in _WORD.findall(text) if t not in STOPWORDS])
+
+
+@lru_cache(maxsize=262_144)
+def _stem(word: str) -> str:
+    """_light_stem, cached per word: a long message repeats its words, and a scope its vocabulary."""
+    return _light_stem(word)
 
 
 def mentions_self(text: str) -> bool:

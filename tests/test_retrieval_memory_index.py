@@ -1,0 +1,131 @@
+"""Issue 31, latency: the embedded store's memory index (BM25 from per-token posting arrays, the
+live/filter mask kept per filter) and the pool's word overlap for MMR (one 0/1 matrix) are faster
+forms of plain per-row formulas. These tests pin that they give exactly the same numbers, hence
+the same rankings, as the plain forms, through appends, soft deletes, expiring memories and filters."""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import pytest
+
+from graphmem.retrieval.coverage import _jaccard, mmr
+from graphmem.retrieval.text import _light_stem, _tokens, tokenize
+from graphmem.retrieval.wordsets import WordOverlap
+from graphmem.schema.filters import parse
+from graphmem.stores.embedded.memories import MemoryFacts, eligible, matches, visible
+from graphmem.stores.embedded.memory_index import K1, B, tokens
+
+WORDS = ("cache deploy redis cold warm pytest fixture session database rollback ramen thursday lunch "
+         "office locale user's e.g 3.5 Caroline's the a of and is migration schema index vector").split()
+START = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def _text(rng: random.Random) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(rng.randint(0, 40)))
+
+
+def _row(rng: random.Random, n: int, scope: str = "s") -> dict[str, object]:
+    at = START + timedelta(minutes=n)
+    expires = None if n % 7 else (START - timedelta(days=1) if n % 14 == 0 else START + timedelta(days=3650))
+    return {
+        "id": f"m{n}", "text": _text(rng), "hash": str(n), "embedding": rng_vector(rng), "metadata": {"k": n % 3, "flag": n % 2 == 0},
+        "role": "user" if n % 2 else "assistant", "scope": scope, "user_id": "u", "agent_id": None, "run_id": f"r{n % 2}",
+        "created_at": at, "updated_at": at, "deleted_at": None, "_seq": n, "expires_at": expires,
+    }  # fmt: skip
+
+
+def rng_vector(rng: random.Random) -> list[float]:
+    return [rng.uniform(-1, 1) for _ in range(8)]
+
+
+def _plain_bm25(rows: list[dict[str, object]], text: str) -> np.ndarray:
+    """Lucene's BM25 written row by row, as the embedded store computed it before the posting arrays."""
+    counts = [Counter(tokens(str(r["text"]))) for r in rows]
+    lengths = [sum(c.values()) for c in counts]
+    avg = (sum(lengths) / len(rows) if rows else 0.0) or 1.0
+    scores = np.zeros(len(rows))
+    for token in set(tokens(text)):
+        holding = [i for i, c in enumerate(counts) if token in c]
+        if not holding:
+            continue
+        idf = math.log(1.0 + (len(rows) - len(holding) + 0.5) / (len(holding) + 0.5))
+        for i in holding:
+            tf = counts[i][token]
+            scores[i] += idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * lengths[i] / avg))
+    return scores
+
+
+FILTERS = [None, {"metadata.k": 1}, {"metadata.k": True}, {"metadata.flag": True}, {"run_id": "r1"}, {"memory": {"contains": "cache"}}]
+
+
+def test_index_bm25_and_live_mask_equal_the_per_row_formulas_through_writes():
+    rng = random.Random(31)
+    facts = MemoryFacts(embedding_dims=8)
+    queries = ["why is the redis cache cold after a deploy?", "Caroline's lunch on thursday", "e.g 3.5", "zzz nothing", ""]
+    n = 0
+    for step in range(6):
+        for _ in range(rng.randint(5, 25)):  # appended to a live index from the second step on
+            facts.create(_row(rng, n))
+            n += 1
+        live = [i for i in facts.by_scope["s"] if facts.rows[i]["deleted_at"] is None]
+        for memory_id in rng.sample(live, 2):
+            facts.soft_delete(memory_id, START + timedelta(minutes=step))
+        index = facts.index("s")
+        rows = facts.scope_rows("s")
+        assert [r["id"] for r in index.rows] == [r["id"] for r in rows]
+        for q in queries:
+            assert index.bm25(q).tolist() == _plain_bm25(rows, q).tolist()  # the same floats, not approximately
+        for spec in FILTERS:
+            flt = parse(spec)
+            for _ in range(2):  # the second read comes from the kept mask
+                want = [visible(r, None) and matches(r, flt) for r in rows]
+                assert eligible(index, None, None, flt).tolist() == want, spec
+            as_of = START + timedelta(minutes=n // 2)
+            want = [visible(r, as_of, None) and matches(r, flt) for r in rows]
+            assert eligible(index, as_of, None, flt).tolist() == want
+    assert any(r["expires_at"] is not None and r["expires_at"] < START for r in rows)  # the clock check ran
+    assert not eligible(facts.index("s"), None, None, parse({"metadata.k": True})).any()  # True is not 1
+
+
+def _plain_mmr(ids: list[str], scores: list[float], texts: list[str], limit: int, diversity: float) -> list[str]:
+    """MMR with a Python set Jaccard per pair, as coverage.mmr computed it before WordOverlap."""
+    best = max(scores, default=0.0)
+    if diversity <= 0 or best <= 0 or len(ids) < 2:
+        return list(ids)
+    words = [frozenset(tokenize(t)) for t in texts]
+    left, picked, closest = list(range(len(ids))), [], [0.0] * len(ids)
+    while left and len(picked) < limit:
+        i = max(left, key=lambda j: (1 - diversity) * scores[j] / best - diversity * closest[j])
+        picked.append(i)
+        left.remove(i)
+        for j in left:
+            closest[j] = max(closest[j], _jaccard(words[i], words[j]))
+    return [ids[i] for i in picked] + [ids[i] for i in left]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_word_overlap_and_mmr_equal_the_set_forms(seed):
+    rng = random.Random(seed)
+    texts = [_text(rng) for _ in range(40)] + ["", ""]
+    overlap = WordOverlap(texts)
+    for i in range(len(texts)):
+        sets = [frozenset(tokenize(t)) for t in texts]
+        assert overlap.jaccard(i) == [_jaccard(sets[i], s) for s in sets]
+    ids = [str(i) for i in range(len(texts))]
+    scores = sorted((rng.random() for _ in texts), reverse=True)
+    for diversity in (0.1, 0.3, 0.7):
+        assert mmr(ids, scores, texts, 10, diversity) == _plain_mmr(ids, scores, texts, 10, diversity)
+    assert WordOverlap([]).matrix.shape[0] == 0 and WordOverlap(["", ""]).jaccard(0) == [0.0, 0.0]
+
+
+def test_cached_stems_tokenise_as_the_plain_stemmer():
+    text = "Playing plays played boxes wishes class classes the ÉCOLE écoles snake_case camelCaseWords"
+    _tokens.cache_clear()
+    assert list(_tokens(text)) == [
+        _light_stem(t) for t in ["playing", "plays", "played", "boxes", "wishes", "class", "classes", "ecole", "ecoles",
+                                 "snake", "case", "camel", "case", "words"]]  # fmt: skip
