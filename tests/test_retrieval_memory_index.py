@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import random
+import uuid
 from collections import Counter
 from datetime import UTC, datetime, timedelta
 
@@ -14,7 +15,7 @@ import numpy as np
 import pytest
 
 from graphmem.retrieval.coverage import _jaccard, mmr
-from graphmem.retrieval.text import _light_stem, _tokens, tokenize
+from graphmem.retrieval.text import BM25, _light_stem, _tokens, term_counts, tokenize
 from graphmem.retrieval.wordsets import WordOverlap
 from graphmem.schema.filters import parse
 from graphmem.stores.embedded.memories import MemoryFacts, eligible, matches, visible
@@ -44,19 +45,20 @@ def rng_vector(rng: random.Random) -> list[float]:
 
 
 def _plain_bm25(rows: list[dict[str, object]], text: str) -> np.ndarray:
-    """Lucene's BM25 written row by row, as the embedded store computed it before the posting arrays."""
+    """Lucene's BM25 written row by row (a query word counted per occurrence, as Lucene's query
+    parser makes one clause per word)."""
     counts = [Counter(tokens(str(r["text"]))) for r in rows]
     lengths = [sum(c.values()) for c in counts]
     avg = (sum(lengths) / len(rows) if rows else 0.0) or 1.0
     scores = np.zeros(len(rows))
-    for token in set(tokens(text)):
+    for token, repeats in Counter(tokens(text)).items():
         holding = [i for i, c in enumerate(counts) if token in c]
         if not holding:
             continue
         idf = math.log(1.0 + (len(rows) - len(holding) + 0.5) / (len(holding) + 0.5))
         for i in holding:
             tf = counts[i][token]
-            scores[i] += idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * lengths[i] / avg))
+            scores[i] += repeats * (idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * lengths[i] / avg)))
     return scores
 
 
@@ -66,7 +68,7 @@ FILTERS = [None, {"metadata.k": 1}, {"metadata.k": True}, {"metadata.flag": True
 def test_index_bm25_and_live_mask_equal_the_per_row_formulas_through_writes():
     rng = random.Random(31)
     facts = MemoryFacts(embedding_dims=8)
-    queries = ["why is the redis cache cold after a deploy?", "Caroline's lunch on thursday", "e.g 3.5", "zzz nothing", ""]
+    queries = ["why is the redis cache cold after a deploy? the cache", "cache cache redis", "Caroline's lunch on thursday", "e.g 3.5", "zzz nothing", ""]
     n = 0
     for step in range(6):
         for _ in range(rng.randint(5, 25)):  # appended to a live index from the second step on
@@ -129,3 +131,35 @@ def test_cached_stems_tokenise_as_the_plain_stemmer():
     assert list(_tokens(text)) == [
         _light_stem(t) for t in ["playing", "plays", "played", "boxes", "wishes", "class", "classes", "ecole", "ecoles",
                                  "snake", "case", "camel", "case", "words"]]  # fmt: skip
+
+
+def test_a_document_in_parts_scores_as_the_joined_text():
+    rng = random.Random(7)
+    joined, parts = [], []
+    for _ in range(30):
+        text, dates = _text(rng), rng.choice(["", "2023 May 7 Sunday", "yesterday 2024"])
+        joined.append(f"{text} {dates}" if dates else text)
+        parts.append((text, dates) if dates else text)
+    for query in ("cache on May 7", "redis 2024 deploy", "nothing zzz"):
+        assert BM25(parts, b=0.5).scores(query) == BM25(joined, b=0.5).scores(query)
+
+
+def test_a_new_scope_is_indexed_and_counted_as_it_is_written_and_an_opened_store_indexes_nothing(tmp_path):
+    from graphmem.stores.embedded import EmbeddedStore
+
+    rng = random.Random(3)
+    facts = MemoryFacts(embedding_dims=8)
+    facts.create(_row(rng, 0))
+    assert "s" not in facts._indexes  # loading (eager off): built at the first search
+    facts.eager = True
+    row = _row(rng, 1, scope="t")
+    row["text"] = "a text written to a new scope, counted at write " + uuid.uuid4().hex
+    misses = term_counts.cache_info().misses
+    facts.create(row)
+    assert [r["id"] for r in facts._indexes["t"].rows] == ["m1"]
+    assert term_counts.cache_info().misses == misses + 1
+    term_counts(row["text"])
+    assert term_counts.cache_info().misses == misses + 1  # the search's count is a cache hit
+    store = EmbeddedStore(tmp_path / "s", embedding_dims=8)
+    assert store._graph.memories.eager
+    store.close()

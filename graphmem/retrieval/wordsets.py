@@ -14,7 +14,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from graphmem.retrieval.text import tokenize
+from graphmem.retrieval.text import term_counts
 
 _MAX_WORDS = 1 << 20  # distinct words numbered before the numbering starts again (bounded memory)
 _numbers: dict[str, int] = {}
@@ -29,8 +29,9 @@ def _number(word: str) -> int:
 
 @lru_cache(maxsize=16_384)
 def word_numbers(text: str) -> np.ndarray:
-    """The text's distinct tokens (``tokenize``) as word numbers, sorted (read only: shared)."""
-    out = np.unique(np.fromiter((_number(w) for w in set(tokenize(text))), dtype=np.int64))
+    """The text's distinct tokens (``tokenize``) as word numbers (read only: shared)."""
+    words = term_counts(text)
+    out = np.fromiter((_number(w) for w in words), dtype=np.int64, count=len(words))
     out.flags.writeable = False
     return out
 

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from graphmem.retrieval.text import term_counts
 from graphmem.schema import filters
 from graphmem.schema.filters import Filter
 from graphmem.stores.embedded.journal import as_vector
@@ -43,6 +44,9 @@ class MemoryFacts:
 
     def __init__(self, embedding_dims: int) -> None:
         self.embedding_dims = embedding_dims
+        #: index a new scope from its first memory on; off while a store loads its files (opening a
+        #: store indexes nothing: a scope's index is built at its first search)
+        self.eager = False
         self.clear()
 
     def clear(self) -> None:
@@ -65,10 +69,15 @@ class MemoryFacts:
                 self._turns.pop(attrs["scope"])  # said before the newest: rebuilt in order when read
             else:
                 turns.append(attrs)
-        self.by_scope.setdefault(attrs["scope"], {})[attrs["id"]] = None
+        scope = self.by_scope.setdefault(attrs["scope"], {})
+        if not scope and self.eager:  # a new scope: indexed as it is written (its first search builds nothing)
+            self._indexes[attrs["scope"]] = MemoryIndex(self.embedding_dims)
+        scope[attrs["id"]] = None
         index = self._indexes.get(attrs["scope"])
         if index is not None and (not index.rows or _order(index.rows[-1]) <= _order(attrs)):
             index.append(attrs)  # the usual case: the newest memory of the scope
+            if self.eager:  # search's BM25 counts (cached per text): counted at write, not at the first search
+                term_counts(attrs["text"])
         else:
             self._indexes.pop(attrs["scope"], None)
 

@@ -3,8 +3,9 @@
 Kept beside the memories and updated on write (``append``, ``deleted``), so a search pays only for
 what its query touches: one matrix product for every cosine, and BM25 from the postings of the
 query's own tokens, each a pair of numpy arrays (rows, term frequencies) made when first read. The
-text index is Lucene's formula over lowercase word tokens, like the Neo4j fulltext index; the
-scores are those of the per-row loop it replaced (the same operations, in the same order).
+text index is Lucene's formula over lowercase word tokens, like the Neo4j fulltext index, and like
+Lucene it counts a word the query repeats once per occurrence (with each word counted once, the
+stores' BM25 candidates on BEAM dev shared 0.90 of their top 30; so counted, 0.94).
 """
 
 from __future__ import annotations
@@ -95,18 +96,19 @@ class MemoryIndex:
         return cosines
 
     def bm25(self, text: str) -> np.ndarray:
-        """BM25 of every memory for the query's distinct tokens (0 where nothing matches)."""
+        """BM25 of every memory for the query's tokens, a token counted once per occurrence in the
+        query as Lucene's query parser does (one clause per word; 0 where nothing matches)."""
         n = len(self.rows)
         scores = np.zeros(n)
         lengths, avg = self.lengths, self.avg_length
-        for token in set(tokens(text)):
+        for token, repeats in Counter(tokens(text)).items():
             posting = self._posting(token)
             if posting is None:
                 continue
             rows, tf = posting
             idf = math.log(1.0 + (n - len(rows) + 0.5) / (len(rows) + 0.5))
             norm = K1 * (1.0 - B + B * lengths[rows] / avg)
-            scores[rows] += idf * tf * (K1 + 1.0) / (tf + norm)
+            scores[rows] += repeats * (idf * tf * (K1 + 1.0) / (tf + norm))
         return scores
 
     def _posting(self, token: str) -> tuple[np.ndarray, np.ndarray] | None:

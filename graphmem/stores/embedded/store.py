@@ -423,6 +423,7 @@ class EmbeddedStore(GraphStore):
                 self._graph.apply(record["ops"])
         except (KeyError, TypeError, ValueError, AttributeError, AssertionError, GraphMemError) as exc:
             raise StoreError(f"cannot load graph store {self.path}: {exc!r}") from exc
+        self._graph.memories.eager = True
         stored = [n for _, n in self._graph.graph.nodes(data=True)] + list(self._graph.memories.rows.values())
         for node in stored:
             if len(node["embedding"]) != self.embedding_dims:
