@@ -12,7 +12,9 @@ server that is already warm (its plans cached), with the hashing embedder:
   the warm server and against a warm add (the median of adds 2-6 of a process); this checkout's
   processes set ``"warm_up": false`` (short-lived), the baseline's cannot; the launcher's start warms
   graphmem's statements for this checkout (graphmem/stores/neo4j/prewarm.py) and not for the
-  baseline (``--no-warm``, as it was), and its wall time is reported.
+  baseline (``--no-warm``, as it was), and its wall time is reported; for this checkout, after one
+  more restart, the first add of a long-lived process (the default ``"warm_up"``, its first add 3 s
+  after it started): what a server start costs a process whose clients are ready.
 
 ``--baseline REV`` runs the same commands on the source of another commit (``git archive`` into a
 temporary folder, put first on PYTHONPATH; same interpreter and packages), alternating with this
@@ -120,16 +122,9 @@ class Bench:
             self.note("Memory.from_config", variant, out["from_config_s"])
 
     def first_adds(self, variant: str, env: dict[str, str], restart: int) -> None:
-        bolt, http = self.args.launcher_port
-        launcher = [sys.executable, "-m", "graphmem.launcher"]
-        ports = ["--bolt-port", str(bolt), "--http-port", str(http)]
-        subprocess.run([*launcher, "stop", *ports], capture_output=True, check=False)
         # this checkout's launcher warms the statements after a start; the baseline's did not (--no-warm)
         warming = [] if variant == "after" else ["--no-warm"]
-        began = time.perf_counter()
-        started = subprocess.run([*launcher, "start", *ports, *warming], capture_output=True, text=True, check=True, env=child_env(None))
-        self.note("launcher start (with its warming)", variant, time.perf_counter() - began)
-        print(f"  {variant}: {started.stderr.strip().splitlines()[-1]}", file=sys.stderr)
+        self.restart(variant, warming)
         # a short-lived process: "warm_up": false where the source has it (before it, nothing could turn
         # the warming and the preparing threads off)
         config = {**self.config, "warm_up": False} if variant == "after" else self.config
@@ -140,6 +135,24 @@ class Bench:
         warm = child(job, env)
         self.note("first add, new process, warm server", variant, warm["adds_s"][0])
         self.note("warm add (adds 2-6 of a process)", variant, statistics.median(warm["adds_s"][1:]))
+        if variant == "after":
+            # a long-lived process (the default "warm_up": clients prepared in the background) whose
+            # first add comes a few seconds after it started, on a server started just before it: what
+            # the server's start costs, without the new process's own first-use imports
+            self.restart(variant, warming)
+            job = {"config": self.config, "user": f"coldstart-prepared-{variant}-{restart}", "adds": 1,
+                   "messages": [MESSAGE], "settle": 3}
+            self.note("first add, long-lived process, server just started", variant, child(job, env)["adds_s"][0])
+
+    def restart(self, variant: str, warming: list[str]) -> None:
+        bolt, http = self.args.launcher_port
+        launcher = [sys.executable, "-m", "graphmem.launcher"]
+        ports = ["--bolt-port", str(bolt), "--http-port", str(http)]
+        subprocess.run([*launcher, "stop", *ports], capture_output=True, check=False)
+        began = time.perf_counter()
+        started = subprocess.run([*launcher, "start", *ports, *warming], capture_output=True, text=True, check=True, env=child_env(None))
+        self.note("launcher start (with its warming)", variant, time.perf_counter() - began)
+        print(f"  {variant}: {started.stderr.strip().splitlines()[-1]}", file=sys.stderr)
 
     def cleanup(self) -> None:
         from graphmem import Memory
@@ -149,7 +162,7 @@ class Bench:
                 memory.delete_all(user_id=f"coldstart-{variant}")
             for variant in ("before", "after"):
                 for restart in range(self.args.restarts):
-                    for kind in ("first", "warm"):
+                    for kind in ("first", "warm", "prepared"):
                         memory.delete_all(user_id=f"coldstart-{kind}-{variant}-{restart}")
 
 
@@ -169,6 +182,10 @@ def report(bench: Bench, variants: list[str]) -> None:
             warm = bench.figures[("warm add (adds 2-6 of a process)", v)]
             print(f"{v}: first add after a server start / warm add = {statistics.median(first) / statistics.median(warm):.1f}x "
                   f"(each run: {', '.join(f'{a:.2f}/{b:.2f}' for a, b in zip(first, warm, strict=True))} s)")
+            prepared = bench.figures.get(("first add, long-lived process, server just started", v))
+            if prepared:
+                print(f"{v}: first add of a long-lived process after a server start / warm add = "
+                      f"{statistics.median(prepared) / statistics.median(warm):.1f}x")
     print(json.dumps({f"{row} [{v}]": [round(x, 3) for x in values] for (row, v), values in bench.figures.items()}))
 
 

@@ -2,7 +2,8 @@
 
 Run as a file (``python benchmarks/cold_start_child.py JSON``) so that ``graphmem`` comes from
 PYTHONPATH (the baseline checkout) or from the installed package (this checkout). Prints one JSON
-line: seconds to import, to build the Memory (``Memory.from_config``), and of each add.
+line: seconds to import, to build the Memory (``Memory.from_config``), and of each add (after
+``settle`` seconds, for a long-lived process whose first request comes after it started).
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ def main() -> None:
     imported = time.perf_counter()
     memory = Memory.from_config(job["config"])
     built = time.perf_counter()
+    # a long-lived process: it started, prepared its clients in the background ("warm_up"), and its first
+    # request comes later
+    time.sleep(job.get("settle", 0))
     adds = []
     for i in range(job.get("adds", 0)):
         t = time.perf_counter()
