@@ -9,29 +9,25 @@ product. The counts are exact integers, so each Jaccard is the same float as
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Sequence
 from functools import lru_cache
+from itertools import count
 
 import numpy as np
 
 from graphmem.retrieval.text import term_counts
 
 _MAX_WORDS = 1 << 20  # distinct words numbered before the numbering starts again (bounded memory)
-_numbers: dict[str, int] = {}
-
-
-def _number(word: str) -> int:
-    n = _numbers.get(word)
-    if n is None:
-        n = _numbers[word] = len(_numbers)
-    return n
+#: word -> its number; a new word takes the next one (numbered in C: no Python call per word)
+_numbers: defaultdict[str, int] = defaultdict(count().__next__)
 
 
 @lru_cache(maxsize=16_384)
 def word_numbers(text: str) -> np.ndarray:
     """The text's distinct tokens (``tokenize``) as word numbers (read only: shared)."""
     words = term_counts(text)
-    out = np.fromiter((_number(w) for w in words), dtype=np.int64, count=len(words))
+    out = np.fromiter(map(_numbers.__getitem__, words), dtype=np.int64, count=len(words))
     out.flags.writeable = False
     return out
 
