@@ -13,13 +13,18 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
+from helpers import llm_config
 
+from graphmem import Memory
+from graphmem.embeddings.hashing import HashingEmbedder
 from graphmem.retrieval.coverage import _jaccard, mmr
 from graphmem.retrieval.text import BM25, _light_stem, _tokens, term_counts, tokenize
 from graphmem.retrieval.wordsets import WordOverlap, word_numbers
 from graphmem.schema.filters import parse
+from graphmem.stores.embedded import EmbeddedStore
 from graphmem.stores.embedded.memories import MemoryFacts, eligible, matches, visible
 from graphmem.stores.embedded.memory_index import K1, B, tokens
+from graphmem.testing import ScriptedLLMServer
 
 WORDS = ("cache deploy redis cold warm pytest fixture session database rollback ramen thursday lunch "
          "office locale user's e.g 3.5 Caroline's the a of and is migration schema index vector").split()
@@ -144,23 +149,39 @@ def test_a_document_in_parts_scores_as_the_joined_text():
         assert BM25(parts, b=0.5).scores(query) == BM25(joined, b=0.5).scores(query)
 
 
-def test_a_new_scope_is_indexed_and_counted_as_it_is_written_and_an_opened_store_indexes_nothing(tmp_path):
-    from graphmem.stores.embedded import EmbeddedStore
-
+def test_a_new_scope_is_indexed_as_it_is_written_and_an_opened_store_indexes_nothing(tmp_path):
     rng = random.Random(3)
     facts = MemoryFacts(embedding_dims=8)
     facts.create(_row(rng, 0))
     assert "s" not in facts._indexes  # loading (eager off): built at the first search
     facts.eager = True
-    row = _row(rng, 1, scope="t")
-    row["text"] = "a text written to a new scope, counted at write " + uuid.uuid4().hex
-    misses = term_counts.cache_info().misses, word_numbers.cache_info().misses
-    facts.create(row)
+    facts.create(_row(rng, 1, scope="t"))
     assert [r["id"] for r in facts._indexes["t"].rows] == ["m1"]
-    assert (term_counts.cache_info().misses, word_numbers.cache_info().misses) == (misses[0] + 1, misses[1] + 1)
-    term_counts(row["text"])
-    word_numbers(row["text"])  # the search's BM25 and MMR find them counted
-    assert (term_counts.cache_info().misses, word_numbers.cache_info().misses) == (misses[0] + 1, misses[1] + 1)
+    facts.create(_row(rng, 2))  # an existing scope without an index stays lazy
+    assert "s" not in facts._indexes
     store = EmbeddedStore(tmp_path / "s", embedding_dims=8)
     assert store._graph.memories.eager
     store.close()
+
+
+@pytest.mark.parametrize("infer_false_batch", [True, False])
+def test_written_texts_are_counted_for_the_search_at_write_time(tmp_path, infer_false_batch):
+    """Ingest counts a written memory's words for BM25 and numbers them for MMR after the write
+    commits (either store; the store itself imports no retrieval code): the search finds them cached."""
+    texts = [f"a long message about the cache, written once {uuid.uuid4().hex}" for _ in range(3)]
+    with ScriptedLLMServer() as server:
+        memory = Memory({"llm": llm_config(server), "history_db_path": str(tmp_path / "h.db"), "context": {"summary_every": 0}},
+                        store=EmbeddedStore(tmp_path / "store", embedding_dims=64), embedder=HashingEmbedder(dims=64))
+        try:
+            before = term_counts.cache_info().misses, word_numbers.cache_info().misses
+            if infer_false_batch:
+                memory.add_many([{"messages": [{"role": "user", "content": t}], "user_id": "u"} for t in texts], infer=False)
+            else:
+                for t in texts:
+                    memory.add([{"role": "user", "content": t}], user_id="u", infer=False)
+            after = term_counts.cache_info().misses, word_numbers.cache_info().misses
+            assert after == (before[0] + 3, before[1] + 3)
+            memory.search("cache", user_id="u", limit=3)
+            assert term_counts.cache_info().misses == after[0] and word_numbers.cache_info().misses == after[1]
+        finally:
+            memory.close()

@@ -10,13 +10,14 @@ product. The counts are exact integers, so each Jaccard is the same float as
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from itertools import count
 
 import numpy as np
 
 from graphmem.retrieval.text import term_counts
+from graphmem.types import GraphWrite
 
 _MAX_WORDS = 1 << 20  # distinct words numbered before the numbering starts again (bounded memory)
 #: word -> its number; a new word takes the next one (numbered in C: no Python call per word)
@@ -53,3 +54,13 @@ class WordOverlap:
         out = np.divide(shared, union, out=np.zeros_like(shared), where=union > 0)
         values: list[float] = out.tolist()
         return values
+
+
+def analyse_written(writes: Iterable[GraphWrite]) -> None:
+    """Count the words of the memories ``writes`` added or changed for the search's BM25 and number
+    them for MMR, now: both are cached per text (``term_counts``, ``word_numbers``), so a later search
+    seldom tokenises a long message. Called by ingest after a write commits, for either store."""
+    for write in writes:
+        for m in write.memories:
+            if m.event in ("ADD", "UPDATE") and m.text:
+                word_numbers(m.text)

@@ -20,8 +20,6 @@ from typing import Any
 
 import numpy as np
 
-from graphmem.retrieval.text import term_counts
-from graphmem.retrieval.wordsets import word_numbers
 from graphmem.schema import filters
 from graphmem.schema.filters import Filter
 from graphmem.stores.embedded.journal import as_vector
@@ -77,9 +75,6 @@ class MemoryFacts:
         index = self._indexes.get(attrs["scope"])
         if index is not None and (not index.rows or _order(index.rows[-1]) <= _order(attrs)):
             index.append(attrs)  # the usual case: the newest memory of the scope
-            if self.eager:  # search's BM25 counts and MMR's words (cached per text): at write, not at a search
-                term_counts(attrs["text"])
-                word_numbers(attrs["text"])
         else:
             self._indexes.pop(attrs["scope"], None)
 
