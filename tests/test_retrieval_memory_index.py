@@ -181,7 +181,10 @@ def test_written_texts_are_counted_for_the_search_at_write_time(tmp_path, infer_
                     memory.add([{"role": "user", "content": t}], user_id="u", infer=False)
             after = term_counts.cache_info().misses, word_numbers.cache_info().misses
             assert after == (before[0] + 3, before[1] + 3)
-            memory.search("cache", user_id="u", limit=3)
-            assert term_counts.cache_info().misses == after[0] and word_numbers.cache_info().misses == after[1]
+            for t in texts:  # what the search's BM25 and MMR ask for these memories: cached
+                term_counts(t)
+                word_numbers(t)
+            assert (term_counts.cache_info().misses, word_numbers.cache_info().misses) == after
+            assert sorted(r["memory"] for r in memory.search("cache", user_id="u", limit=3)["results"]) == sorted(texts)
         finally:
             memory.close()

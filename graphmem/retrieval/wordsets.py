@@ -13,11 +13,13 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from itertools import count
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from graphmem.retrieval.text import term_counts
 from graphmem.types import GraphWrite
+
+if TYPE_CHECKING:
+    import numpy as np
 
 _MAX_WORDS = 1 << 20  # distinct words numbered before the numbering starts again (bounded memory)
 #: word -> its number; a new word takes the next one (numbered in C: no Python call per word)
@@ -27,6 +29,8 @@ _numbers: defaultdict[str, int] = defaultdict(count().__next__)
 @lru_cache(maxsize=16_384)
 def word_numbers(text: str) -> np.ndarray:
     """The text's distinct tokens (``tokenize``) as word numbers (read only: shared)."""
+    import numpy as np  # here, not at import: importing graphmem loads no numpy (tests/test_startup.py)
+
     words = term_counts(text)
     out = np.fromiter(map(_numbers.__getitem__, words), dtype=np.int64, count=len(words))
     out.flags.writeable = False
@@ -37,6 +41,8 @@ class WordOverlap:
     """Jaccard between the distinct words of any text of ``texts`` and all of them."""
 
     def __init__(self, texts: Sequence[str]) -> None:
+        import numpy as np
+
         if len(_numbers) >= _MAX_WORDS:  # between pools only: one pool's numbers never mix two numberings
             _numbers.clear()
             word_numbers.cache_clear()
@@ -49,6 +55,8 @@ class WordOverlap:
 
     def jaccard(self, i: int) -> list[float]:
         """Jaccard of text ``i`` with every text (0 where both are empty)."""
+        import numpy as np
+
         shared = (self.matrix @ self.matrix[i]).astype(np.float64)
         union = self.sizes + self.sizes[i] - shared
         out = np.divide(shared, union, out=np.zeros_like(shared), where=union > 0)
