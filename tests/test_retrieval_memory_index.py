@@ -19,7 +19,7 @@ from graphmem import Memory
 from graphmem.embeddings.hashing import HashingEmbedder
 from graphmem.retrieval.coverage import _jaccard, mmr
 from graphmem.retrieval.text import BM25, _light_stem, _tokens, term_counts, tokenize
-from graphmem.retrieval.wordsets import WordOverlap, word_numbers
+from graphmem.retrieval.wordsets import WordOverlap
 from graphmem.schema.filters import parse
 from graphmem.stores.embedded import EmbeddedStore
 from graphmem.stores.embedded.memories import MemoryFacts, eligible, matches, visible
@@ -166,25 +166,24 @@ def test_a_new_scope_is_indexed_as_it_is_written_and_an_opened_store_indexes_not
 
 @pytest.mark.parametrize("infer_false_batch", [True, False])
 def test_written_texts_are_counted_for_the_search_at_write_time(tmp_path, infer_false_batch):
-    """Ingest counts a written memory's words for BM25 and numbers them for MMR after the write
-    commits (either store; the store itself imports no retrieval code): the search finds them cached."""
+    """Ingest counts a written memory's words (BM25's and MMR's) after the write commits (either
+    store; the store itself imports no retrieval code): the search finds them cached."""
     texts = [f"a long message about the cache, written once {uuid.uuid4().hex}" for _ in range(3)]
     with ScriptedLLMServer() as server:
         memory = Memory({"llm": llm_config(server), "history_db_path": str(tmp_path / "h.db"), "context": {"summary_every": 0}},
                         store=EmbeddedStore(tmp_path / "store", embedding_dims=64), embedder=HashingEmbedder(dims=64))
         try:
-            before = term_counts.cache_info().misses, word_numbers.cache_info().misses
+            before = term_counts.cache_info().misses
             if infer_false_batch:
                 memory.add_many([{"messages": [{"role": "user", "content": t}], "user_id": "u"} for t in texts], infer=False)
             else:
                 for t in texts:
                     memory.add([{"role": "user", "content": t}], user_id="u", infer=False)
-            after = term_counts.cache_info().misses, word_numbers.cache_info().misses
-            assert after == (before[0] + 3, before[1] + 3)
+            after = term_counts.cache_info().misses
+            assert after == before + 3
             for t in texts:  # what the search's BM25 and MMR ask for these memories: cached
                 term_counts(t)
-                word_numbers(t)
-            assert (term_counts.cache_info().misses, word_numbers.cache_info().misses) == after
+            assert term_counts.cache_info().misses == after
             assert sorted(r["memory"] for r in memory.search("cache", user_id="u", limit=3)["results"]) == sorted(texts)
         finally:
             memory.close()

@@ -11,7 +11,6 @@ import pytest
 
 from graphmem.retrieval.coverage import _jaccard, mmr
 from graphmem.retrieval.text import BM25, term_counts, tokenize
-from graphmem.retrieval.wordsets import word_numbers
 
 DOCS = [
     "The deploy script fails when the Redis cache is cold; warm it with the seeding job first.",
@@ -60,8 +59,6 @@ def test_token_counts_and_word_sets_are_cached_and_left_intact() -> None:
     assert first is term_counts(text) and first == Counter(tokenize(text))
     BM25([text, "other words"]).scores("cache")
     assert term_counts(text) == Counter(tokenize(text))  # scoring never mutates the shared counts
-    assert word_numbers(text) is word_numbers(text) and len(word_numbers(text)) == len(frozenset(tokenize(text)))
-    assert not word_numbers(text).flags.writeable  # shared between searches: read only
 
 
 def test_jaccard_from_the_intersection_alone() -> None:

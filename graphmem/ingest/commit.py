@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from graphmem.errors import WriteOutcomeUnknown
 from graphmem.ingest.add import AddOutcome
 from graphmem.lifecycle.history import History, HistoryEvent, sortable_time
-from graphmem.retrieval.wordsets import analyse_written
+from graphmem.retrieval.text import analyse_written
 from graphmem.stores.base import GraphStore
 from graphmem.types import Scope
 

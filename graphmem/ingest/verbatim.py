@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Protocol
 from graphmem.errors import GraphMemError, WriteOutcomeUnknown
 from graphmem.ingest.bulk_host import BulkHost, BulkItem
 from graphmem.lifecycle.history import HistoryEvent, sortable_time
-from graphmem.retrieval.wordsets import analyse_written
+from graphmem.retrieval.text import analyse_written
 
 if TYPE_CHECKING:
     from graphmem.ingest.add import AddOutcome

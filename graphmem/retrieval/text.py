@@ -6,8 +6,10 @@ import math
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
+
+from graphmem.types import GraphWrite
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
@@ -71,6 +73,16 @@ def term_counts(text: str) -> Counter[str]:
     after query, and a long message's count was most of BM25's time (read only: shared). The
     embedded store counts a memory's text when it indexes it, so a search seldom does."""
     return Counter(_analyse(text))
+
+
+def analyse_written(writes: Iterable[GraphWrite]) -> None:
+    """Count the words of the memories ``writes`` added or changed, now: the counts are cached per
+    text (``term_counts``), so a later search's BM25 and MMR seldom tokenise a long message. Called
+    by ingest after a write commits, for either store."""
+    for write in writes:
+        for m in write.memories:
+            if m.event in ("ADD", "UPDATE") and m.text:
+                term_counts(m.text)
 
 
 #: a document for BM25: a text, or parts of one (a memory's text and the words of its dates), which
