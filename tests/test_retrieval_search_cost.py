@@ -9,7 +9,7 @@ from collections import Counter
 
 import pytest
 
-from graphmem.retrieval.coverage import _jaccard, _word_set, mmr
+from graphmem.retrieval.coverage import _jaccard, mmr
 from graphmem.retrieval.text import BM25, term_counts, tokenize
 
 DOCS = [
@@ -59,7 +59,6 @@ def test_token_counts_and_word_sets_are_cached_and_left_intact() -> None:
     assert first is term_counts(text) and first == Counter(tokenize(text))
     BM25([text, "other words"]).scores("cache")
     assert term_counts(text) == Counter(tokenize(text))  # scoring never mutates the shared counts
-    assert _word_set(text) is _word_set(text) and _word_set(text) == frozenset(tokenize(text))
 
 
 def test_jaccard_from_the_intersection_alone() -> None:

@@ -85,11 +85,15 @@ def test_both_stores_return_the_same_top_10_on_a_beam_conversation(both, convers
     # (measured on a server holding benchmark data: same set 0.88-0.94 bm25, 0.76 hybrid; overlap
     # 0.99 / 0.98 and recall equal: the sets differ by a message near the cut, which the bounds check)
     assert rate["vector"] == 1.0, rate
-    # BM25 alone feels Lucene's index-wide statistics most (the fulltext candidates move when the
-    # server holds other tests' data, and graphmem's BM25 counts document frequencies over the pool):
-    # in the full suite of 87e8428 bm25 overlap 0.894 and identical sets 0.235 (0.47 at 04d8e3d),
-    # hybrid 0.953 / 0.706, recall equal (0.1787 both). A known loss of store agreement for BM25-only
-    # search on long messages (issue 31, left); the recall (below) is the bound that matters
-    assert shared["hybrid"] >= 0.9 and shared["bm25"] >= 0.85, shared
-    assert rate["hybrid"] >= 0.65 and rate["bm25"] >= 0.2, rate
+    # BM25 alone feels Lucene's index-wide statistics most: graphmem's BM25 counts document
+    # frequencies over the pool, so one fulltext candidate that differs moves every score. Two causes
+    # were found. A word the question repeats is one Lucene clause per occurrence: the embedded store
+    # now counts it so too (stores/embedded/memory_index.py). On a fresh database holding only this
+    # conversation both stores then agree on every bm25 top 10 (same set 17/17, hybrid 16/17; before,
+    # 15/17 and 15/17). What is left is Lucene's statistics over the whole database (other scopes,
+    # deleted documents until a merge), which the embedded store cannot see: on a server that had
+    # held a full BEAM run, bm25 overlap 0.918 and same set 0.412 (0.912 / 0.294 before), hybrid
+    # 0.988 / 0.882 (0.953 / 0.706 before), recall equal
+    assert shared["hybrid"] >= 0.95 and shared["bm25"] >= 0.9, shared
+    assert rate["hybrid"] >= 0.75 and rate["bm25"] >= 0.3, rate
     assert all(abs(embedded_r - neo4j_r) <= 0.03 for embedded_r, neo4j_r in mean.values()), mean

@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from graphmem.errors import WriteOutcomeUnknown
 from graphmem.ingest.add import AddOutcome
 from graphmem.lifecycle.history import History, HistoryEvent, sortable_time
+from graphmem.retrieval.text import analyse_written
 from graphmem.stores.base import GraphStore
 from graphmem.types import Scope
 
@@ -35,6 +36,7 @@ def commit_add(store: GraphStore, history: History, outcome: AddOutcome, keep_me
         write.messages = []
     with audited(history, write.add_id, write.scope, events, key):
         store.write(write)
+    analyse_written([write])
 
 
 @contextmanager

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Protocol
 from graphmem.errors import GraphMemError, WriteOutcomeUnknown
 from graphmem.ingest.bulk_host import BulkHost, BulkItem
 from graphmem.lifecycle.history import HistoryEvent, sortable_time
+from graphmem.retrieval.text import analyse_written
 
 if TYPE_CHECKING:
     from graphmem.ingest.add import AddOutcome
@@ -168,3 +169,4 @@ def commit_many(adder: LaneOwner, outcomes: list[AddOutcome]) -> None:
         memory.history_log.discard_many(add_ids)
         raise
     memory.history_log.commit_many(add_ids)
+    analyse_written(writes)

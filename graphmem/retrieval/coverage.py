@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from functools import lru_cache
 
 from graphmem.retrieval.text import tokenize
+from graphmem.retrieval.wordsets import WordOverlap
 
 #: "X and Y", "X or Y", "X, Y": two coordinated words; each part keeps the rest of the question
 _PAIR = re.compile(r"\b([\w'-]+),? (?:and|or|as well as|,) ([\w'-]+)\b", re.IGNORECASE)
@@ -84,7 +84,7 @@ def mmr(ids: Sequence[str], scores: Sequence[float], texts: Sequence[str], limit
     best = max((s for s in scores), default=0.0)
     if diversity <= 0 or best <= 0 or len(ids) < 2:
         return list(ids)
-    words = [_word_set(t) for t in texts]
+    words = WordOverlap(texts)
     left = list(range(len(ids)))
     picked: list[int] = []
     closest = [0.0] * len(ids)
@@ -92,18 +92,16 @@ def mmr(ids: Sequence[str], scores: Sequence[float], texts: Sequence[str], limit
         i = max(left, key=lambda j: (1 - diversity) * scores[j] / best - diversity * closest[j])
         picked.append(i)
         left.remove(i)
-        for j in left:
-            closest[j] = max(closest[j], _jaccard(words[i], words[j]))
+        if left and len(picked) < limit:
+            overlap = words.jaccard(i)
+            for j in left:
+                closest[j] = max(closest[j], overlap[j])
     return [ids[i] for i in picked] + [ids[i] for i in left]
 
 
 def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    """Jaccard of two word sets (the formula WordOverlap computes for a whole pool at once)."""
     shared = len(a & b) if len(a) <= len(b) else len(b & a)
     union = len(a) + len(b) - shared
     return shared / union if union else 0.0
 
-
-@lru_cache(maxsize=16_384)
-def _word_set(text: str) -> frozenset[str]:
-    """The text's distinct tokens, cached (the same stored texts come back query after query)."""
-    return frozenset(tokenize(text))

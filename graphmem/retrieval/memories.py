@@ -27,7 +27,7 @@ from graphmem.retrieval.coverage import interleave, mmr, question_parts
 from graphmem.retrieval.fusion import fuse, relative
 from graphmem.retrieval.presets import SearchPreset
 from graphmem.retrieval.rerank import Reranker, rerank
-from graphmem.retrieval.text import BM25
+from graphmem.retrieval.text import BM25, Document
 from graphmem.retrieval.when import QueryTime, overlap
 from graphmem.schema.filters import Filter
 from graphmem.stores.base import GraphStore, MemoryQuery
@@ -177,7 +177,7 @@ def _own_scores(
     """Each item's fused score on its own (vector, BM25 over text + date words, time); sets ``scores``
     unless ``record`` is False (a question part's scores are not the item's)."""
     with_dates = bool(preset.weights.get("time"))
-    texts = [f"{m.text} {time_words(m.times)}" if with_dates and m.times else m.text for m in items]
+    texts: list[Document] = [(m.text, time_words(m.times)) if with_dates and m.times else m.text for m in items]
     bm25 = BM25(texts, b=preset.bm25_b).scores(query)
     floor = preset.vector_floor if preset.memory_vector_floor is None else preset.memory_vector_floor
     signals = {"vector": relative([m.scores.get("vector", 0.0) for m in items], floor), "bm25": bm25}

@@ -6,7 +6,10 @@ import math
 import re
 import unicodedata
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
+
+from graphmem.types import GraphWrite
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
@@ -39,15 +42,23 @@ def tokenize(text: str) -> list[str]:
     return list(_tokens(text))
 
 
-@lru_cache(maxsize=65_536)
-def _tokens(text: str) -> tuple[str, ...]:
-    # Cached: search re-ranks the same stored texts query after query (BM25 over the candidates).
+def _analyse(text: str) -> tuple[str, ...]:
     text = _CAMEL.sub(" ", text)
     if not text.isascii():  # ASCII has nothing to fold: skip the per-character pass
         text = unicodedata.normalize("NFKD", text)
         text = "".join(ch for ch in text if not unicodedata.combining(ch))
     text = text.casefold()
-    return tuple(_light_stem(t) for t in _WORD.findall(text) if t not in STOPWORDS)
+    return tuple([_stem(t) for t in _WORD.findall(text) if t not in STOPWORDS])
+
+
+#: ``_analyse`` cached: queries and relation texts come back search after search
+_tokens = lru_cache(maxsize=65_536)(_analyse)
+
+
+@lru_cache(maxsize=262_144)
+def _stem(word: str) -> str:
+    """_light_stem, cached per word: a long message repeats its words, and a scope its vocabulary."""
+    return _light_stem(word)
 
 
 def mentions_self(text: str) -> bool:
@@ -59,8 +70,33 @@ def mentions_self(text: str) -> bool:
 @lru_cache(maxsize=16_384)
 def term_counts(text: str) -> Counter[str]:
     """The text's token counts (``tokenize``), cached: search re-scores the same stored texts query
-    after query, and a long message's count was most of BM25's time (read only: shared)."""
-    return Counter(_tokens(text))
+    after query, and a long message's count was most of BM25's time (read only: shared). The
+    embedded store counts a memory's text when it indexes it, so a search seldom does."""
+    return Counter(_analyse(text))
+
+
+def analyse_written(writes: Iterable[GraphWrite]) -> None:
+    """Count the words of the memories ``writes`` added or changed, now: the counts are cached per
+    text (``term_counts``), so a later search's BM25 and MMR seldom tokenise a long message. Called
+    by ingest after a write commits, for either store."""
+    for write in writes:
+        for m in write.memories:
+            if m.event in ("ADD", "UPDATE") and m.text:
+                term_counts(m.text)
+
+
+#: a document for BM25: a text, or parts of one (a memory's text and the words of its dates), which
+#: count as the parts joined by spaces would, each part's counts cached on its own
+Document = str | tuple[str, ...]
+
+
+def document_counts(doc: Document) -> Counter[str]:
+    if isinstance(doc, str):
+        return term_counts(doc)
+    counts: Counter[str] = Counter()
+    for part in doc:
+        counts.update(term_counts(part))
+    return counts
 
 
 class BM25:
@@ -69,10 +105,10 @@ class BM25:
     Document frequencies are counted for the query's terms only, when scoring: a pool of long
     messages has thousands of distinct words and a question uses a dozen of them."""
 
-    def __init__(self, documents: list[str], k1: float = 1.2, b: float = 0.75) -> None:
+    def __init__(self, documents: Sequence[Document], k1: float = 1.2, b: float = 0.75) -> None:
         self.k1, self.b = k1, b
-        self.docs = [term_counts(d) for d in documents]
-        self.lengths = [len(_tokens(d)) for d in documents]
+        self.docs = [document_counts(d) for d in documents]
+        self.lengths = [sum(counts.values()) for counts in self.docs]
         self.avg = (sum(self.lengths) / len(self.lengths)) if self.lengths else 0.0
 
     def idf(self, term: str) -> float:

@@ -5,17 +5,14 @@ as a numpy array), metadata (a JSON object), role, scope key and parts, created_
 deleted_at, and ``mentions``: the ids of the entities the memory MENTIONS (same scope only).
 Rows change only through the operations MemoryGraph.apply dispatches here.
 
-The search index of a scope is rebuilt lazily after any of its memories changes: a matrix of unit
-embeddings for cosine, and an inverted index of lowercase word tokens for a BM25 fulltext score
-(Lucene's formula, like the Neo4j fulltext index), both over every memory of the scope; liveness,
-time and metadata filters are applied per query as a mask.
+The search index of a scope (memory_index.MemoryIndex: unit embeddings for cosine, postings for a
+BM25 fulltext score) is appended to when the scope gains its newest memory and rebuilt lazily after
+any other change; liveness, time and metadata filters are applied per query as a mask
+(``eligible``), whose filter part is kept per filter for live reads.
 """
 
 from __future__ import annotations
 
-import math
-import re
-from collections import Counter
 from collections.abc import Iterable
 from copy import deepcopy
 from datetime import datetime
@@ -26,20 +23,11 @@ import numpy as np
 from graphmem.schema import filters
 from graphmem.schema.filters import Filter
 from graphmem.stores.embedded.journal import as_vector
+from graphmem.stores.embedded.memory_index import MemoryIndex
 from graphmem.stores.lifecycle import is_expired
-from graphmem.types import MemoryItem, TimeSpan
+from graphmem.types import MemoryItem, TimeSpan, utcnow
 
 Attrs = dict[str, Any]
-#: Lucene's standard tokenizer (Unicode word boundaries, UAX #29) keeps a word joined across an
-#: apostrophe or a full stop between letters or digits ("caroline's", "e.g", "3.5"): the same here, so
-#: both stores find the same text hits for a question about "Caroline's" things
-TOKEN = re.compile(r"\w+(?:['\u2019.]\w+)*")
-K1, B = 1.2, 0.75  # BM25, Lucene's defaults
-
-
-def tokens(text: str) -> list[str]:
-    """Lowercase word tokens, as a standard fulltext analyzer (no stop words, no stemming) makes them."""
-    return TOKEN.findall(text.casefold())
 
 
 def unit(values: Iterable[float] | np.ndarray | dict[str, str]) -> np.ndarray:
@@ -50,63 +38,14 @@ def unit(values: Iterable[float] | np.ndarray | dict[str, str]) -> np.ndarray:
     return vec / norm if norm > 0 else vec
 
 
-class MemoryIndex:
-    """Lookup tables over every memory of one scope (live or not), oldest first; appending is cheap,
-    so a scope that grows one add at a time is not re-indexed from scratch."""
-
-    def __init__(self, embedding_dims: int) -> None:
-        self.rows: list[Attrs] = []  # the memories; row numbers below index this list
-        self.postings: dict[str, dict[int, int]] = {}  # token -> row -> term frequency
-        self.lengths: list[int] = []  # tokens per memory
-        self._total_length = 0
-        self._buffer = np.zeros((16, embedding_dims))  # unit embeddings; grows by doubling
-
-    @property
-    def matrix(self) -> np.ndarray:
-        return self._buffer[: len(self.rows)]
-
-    @property
-    def avg_length(self) -> float:
-        return (self._total_length / len(self.rows) if self.rows else 0.0) or 1.0
-
-    def append(self, row: Attrs) -> None:
-        n = len(self.rows)
-        if n == len(self._buffer):
-            self._buffer = np.vstack([self._buffer, np.zeros_like(self._buffer)])
-        self._buffer[n] = row["embedding"]
-        counts = Counter(tokens(row["text"]))
-        for token, tf in counts.items():
-            self.postings.setdefault(token, {})[n] = tf
-        self.lengths.append(sum(counts.values()))
-        self._total_length += self.lengths[-1]
-        self.rows.append(row)
-
-    def cosines(self, queries: np.ndarray) -> np.ndarray:
-        """Cosine of every memory (columns) to every unit query row."""
-        cosines: np.ndarray = queries @ self.matrix.T
-        return cosines
-
-    def bm25(self, text: str) -> np.ndarray:
-        """BM25 of every memory for the query's distinct tokens (0 where nothing matches)."""
-        n = len(self.rows)
-        scores = np.zeros(n)
-        for token in set(tokens(text)):
-            posting = self.postings.get(token)
-            if not posting:
-                continue
-            idf = math.log(1.0 + (n - len(posting) + 0.5) / (len(posting) + 0.5))
-            avg = self.avg_length
-            for row, tf in posting.items():
-                norm = K1 * (1.0 - B + B * self.lengths[row] / avg)
-                scores[row] += idf * tf * (K1 + 1.0) / (tf + norm)
-        return scores
-
-
 class MemoryFacts:
     """The memory facts of every scope."""
 
     def __init__(self, embedding_dims: int) -> None:
         self.embedding_dims = embedding_dims
+        #: index a new scope from its first memory on; off while a store loads its files (opening a
+        #: store indexes nothing: a scope's index is built at its first search)
+        self.eager = False
         self.clear()
 
     def clear(self) -> None:
@@ -129,7 +68,10 @@ class MemoryFacts:
                 self._turns.pop(attrs["scope"])  # said before the newest: rebuilt in order when read
             else:
                 turns.append(attrs)
-        self.by_scope.setdefault(attrs["scope"], {})[attrs["id"]] = None
+        scope = self.by_scope.setdefault(attrs["scope"], {})
+        if not scope and self.eager:  # a new scope: indexed as it is written (its first search builds nothing)
+            self._indexes[attrs["scope"]] = MemoryIndex(self.embedding_dims)
+        scope[attrs["id"]] = None
         index = self._indexes.get(attrs["scope"])
         if index is not None and (not index.rows or _order(index.rows[-1]) <= _order(attrs)):
             index.append(attrs)  # the usual case: the newest memory of the scope
@@ -150,8 +92,12 @@ class MemoryFacts:
         self._indexes.pop(row["scope"], None)
 
     def soft_delete(self, memory_id: str, at: datetime | None, invalid_at: datetime | None = None) -> None:
-        self.rows[memory_id]["deleted_at"] = at
-        self.rows[memory_id]["invalid_at"] = invalid_at or at
+        row = self.rows[memory_id]
+        row["deleted_at"] = at
+        row["invalid_at"] = invalid_at or at
+        index = self._indexes.get(row["scope"])
+        if index is not None:
+            index.changed(memory_id)
 
     def remove(self, memory_id: str) -> None:
         row = self.rows.pop(memory_id)
@@ -177,7 +123,6 @@ class MemoryFacts:
             for row in self.scope_rows(key):
                 index.append(row)
         return index
-
 
     def turns(self, key: str) -> list[Attrs]:
         """The scope's memories stored from messages, in turn order (when said, then when stored)."""
@@ -217,6 +162,29 @@ def visible(row: Attrs, as_of: datetime | None, known_at: datetime | None = None
     return start <= as_of and (end is None or as_of < end)
 
 
+def eligible(index: MemoryIndex, as_of: datetime | None, known_at: datetime | None, flt: Filter | None) -> np.ndarray:
+    """visible(row, as_of, known_at) and matches(row, flt) for every row of ``index``, as one mask.
+    A live read (no as_of, no known_at) reuses the filter's mask of earlier reads, extended to rows
+    appended since, and checks only the rows that can expire against the clock."""
+    rows = index.rows
+    if as_of is not None or known_at is not None:
+        return np.array([visible(r, as_of, known_at) and matches(r, flt) for r in rows], dtype=bool)
+    key = repr(flt)  # not the filter itself: 1, 1.0 and True are equal keys, yet match different values
+    mask = index.masks.get(key)
+    if mask is None and len(index.masks) >= 32:  # many different filters: keep the newest few only
+        index.masks.clear()
+    if mask is None or len(mask) < len(rows):
+        done = 0 if mask is None else len(mask)
+        more = np.array([matches(r, flt) for r in rows[done:]], dtype=bool)
+        mask = index.masks[key] = more if mask is None else np.concatenate([mask, more])
+    live: np.ndarray = mask & ~index.deleted
+    now = utcnow()
+    for i in index.expiring:
+        if live[i] and is_expired(rows[i]["expires_at"], now):
+            live[i] = False
+    return live
+
+
 def matches(row: Attrs, flt: Filter | None) -> bool:
     """The memory filter (graphmem.schema.filters) on a row: its built-in fields and its metadata."""
     if flt is None:
@@ -234,10 +202,18 @@ def memory_item(row: Attrs, score: float | None = None, scores: dict[str, float]
     """A row as the contract returns it: a private copy of the metadata, no embedding."""
     return MemoryItem(
         id=row["id"], text=row["text"], hash=row["hash"], user_id=row["user_id"], agent_id=row["agent_id"],
-        run_id=row["run_id"], metadata=deepcopy(row["metadata"]), role=row["role"], created_at=row["created_at"],
+        run_id=row["run_id"], metadata=_copied(row["metadata"]), role=row["role"], created_at=row["created_at"],
         updated_at=row["updated_at"], deleted_at=row["deleted_at"], score=score, scores=dict(scores or {}),
         expires_at=row.get("expires_at"),
         said_at=row["said_at"], turn=row["turn"], times=[TimeSpan.from_dict(t) for t in row["times"]],
         valid_at=row.get("valid_at") or row["created_at"], invalid_at=row.get("invalid_at"),
         mentions=list(row.get("mentions", [])),
     )  # fmt: skip
+
+
+def _copied(metadata: dict[str, Any]) -> dict[str, Any]:
+    """A private copy of a memory's metadata: a flat copy when every value is a scalar (the usual
+    case, and many times cheaper than deepcopy), else a deep one."""
+    if isinstance(metadata, dict) and all(v is None or isinstance(v, (str, int, float, bool)) for v in metadata.values()):
+        return dict(metadata)
+    return deepcopy(metadata)

@@ -40,7 +40,7 @@ from graphmem.stores.embedded.graph import (
     normalise,
 )
 from graphmem.stores.embedded.journal import Journal
-from graphmem.stores.embedded.memories import matches, memory_item, unit, visible
+from graphmem.stores.embedded.memories import eligible, matches, memory_item, unit, visible
 from graphmem.stores.embedded.neighbours import memory_context
 from graphmem.stores.embedded.paths import expand
 from graphmem.stores.embedded.plan import WritePlanner
@@ -213,7 +213,7 @@ class EmbeddedStore(GraphStore):
         index = self._graph.memories.index(scope.key)
         rows = index.rows
         narrow = scoped(scope, None, "memory")
-        live = np.array([visible(row, None) and matches(row, narrow) for row in rows], dtype=bool)
+        live = eligible(index, None, None, narrow)
         sims = index.cosines(np.array([unit(self._vector(e)) for e in embeddings]))
         out = []
         for row_sims in sims:
@@ -229,14 +229,14 @@ class EmbeddedStore(GraphStore):
             as_of = parse_time(query.as_of, field_name="as_of")
             known_at = parse_time(query.known_at, field_name="known_at")
             flt = scoped(scope, query.filters, "memory")
-            eligible = np.array([visible(r, as_of, known_at) and matches(r, flt) for r in rows], dtype=bool)
+            mask = eligible(index, as_of, known_at, flt)
             cosines = index.cosines(unit(self._vector(query.embedding))[None, :])[0]
             fulltext = index.bm25(query.text)
-            by_text = _top(fulltext, eligible & (fulltext > 0), query.top_k)
+            by_text = _top(fulltext, mask & (fulltext > 0), query.top_k)
             best_text = float(fulltext[by_text[0]]) if by_text else 1.0
             text_scores = {i: float(fulltext[i]) / best_text for i in by_text}  # 0..1; 0 outside the top_k
             out = []
-            for i in dict.fromkeys(_top(cosines, eligible, query.top_k) + by_text):  # merged by id
+            for i in dict.fromkeys(_top(cosines, mask, query.top_k) + by_text):  # merged by id
                 scores = {"vector": float(cosines[i]), "fulltext": text_scores.get(i, 0.0)}
                 out.append(memory_item(rows[i], scores["vector"], scores))
             out.sort(key=lambda m: -max(m.scores.values()))  # stable: ties stay in candidate order
@@ -424,6 +424,7 @@ class EmbeddedStore(GraphStore):
                 self._graph.apply(record["ops"])
         except (KeyError, TypeError, ValueError, AttributeError, AssertionError, GraphMemError) as exc:
             raise StoreError(f"cannot load graph store {self.path}: {exc!r}") from exc
+        self._graph.memories.eager = True
         stored = [n for _, n in self._graph.graph.nodes(data=True)] + list(self._graph.memories.rows.values())
         for node in stored:
             if len(node["embedding"]) != self.embedding_dims:
