@@ -30,6 +30,7 @@ import tempfile
 import time
 import uuid
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -87,6 +88,15 @@ class DocumentsCached(Embedder):
         started = time.perf_counter()
         try:
             return self.cache.inner.embed_query(text)
+        finally:
+            self.query_ms += (time.perf_counter() - started) * 1000
+
+    def embed_queries(self, texts: Sequence[str]) -> list[list[float]]:
+        """A search's query with the relation half's hubness probes (its first search): one model call."""
+        self._count_call()
+        started = time.perf_counter()
+        try:
+            return self.cache.inner.embed_queries(texts)
         finally:
             self.query_ms += (time.perf_counter() - started) * 1000
 
