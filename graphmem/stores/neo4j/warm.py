@@ -25,6 +25,7 @@ left behind. A read-only store skips it.
 
 from __future__ import annotations
 
+import atexit
 import logging
 import threading
 import time
@@ -58,6 +59,9 @@ WARMED: set[tuple[str, str | None]] = set()
 WARM_SCOPE = Scope.of(user_id="graphmem-plan-warming")
 _AT = datetime(2000, 1, 1, tzinfo=timezone.utc)
 
+
+#: seconds a process's exit waits for the statement the warmer is running (as Neo4jStore.close does)
+EXIT_WAIT = 30.0
 
 #: statements run together in one transaction, and whether they only read
 Job = tuple[tuple[Statement, ...], bool]
@@ -105,8 +109,17 @@ class Warmer:
         self.thread = threading.Thread(target=self._run, name="graphmem-warm", daemon=True)
 
     def start(self) -> Warmer:
+        # a process that exits without close() must not finalise the interpreter under a daemon thread
+        # that drives the Neo4j driver (it crashed: segmentation fault or abort at exit, 6 runs of 15)
+        atexit.register(self.stop_at_exit)
         self.thread.start()
         return self
+
+    def stop_at_exit(self, wait: float = EXIT_WAIT) -> None:
+        """Let the statement in flight finish and plan nothing after it (atexit; close() does the same)."""
+        self.stopping.set()
+        if self.thread.is_alive():
+            self.thread.join(timeout=wait)
 
     def _run(self) -> None:
         started = time.perf_counter()
@@ -131,6 +144,7 @@ class Warmer:
         finally:
             self.seconds = time.perf_counter() - started
             self.done.set()
+            atexit.unregister(self.stop_at_exit)
 
 
 def rehearsal(dims: int) -> tuple[GraphWrite, list[float]]:
