@@ -84,12 +84,7 @@ class DocumentsCached(Embedder):
         return self.cache.inner.embed(texts) if self.searching else self.cache.embed(texts)
 
     def embed_query(self, text: str) -> list[float]:
-        self._count_call()
-        started = time.perf_counter()
-        try:
-            return self.cache.inner.embed_query(text)
-        finally:
-            self.query_ms += (time.perf_counter() - started) * 1000
+        return self.embed_queries([text])[0]
 
     def embed_queries(self, texts: Sequence[str]) -> list[list[float]]:
         """A search's query with the relation half's hubness probes (its first search): one model call."""
