@@ -140,10 +140,18 @@ def _load_tokenizer(tokenizer_path: Path, max_length: int) -> Tokenizer:
 
 
 def _open_session(model_path: Path, threads: int | None) -> Any:
-    """An onnxruntime CPU session, quiet below errors."""
+    """An onnxruntime CPU session, quiet below errors, whose idle threads sleep instead of spinning.
+
+    Why no spinning: a search embeds one short query, a run of many small parallel steps; between
+    steps onnxruntime's threads busy-wait for the next. On a machine whose cores other work also
+    wants (2 cores, a load of 4-8), the spinning threads took the cores from each other and from
+    the caller: MiniLM's query embedding on BEAM dev questions was 27-39 ms p50 spinning and
+    15-18 ms without (the same runs interleaved in one process); quiet, about 7 and 8.5 ms.
+    The vectors are the same bits either way."""
     import onnxruntime as ort
 
     options = ort.SessionOptions()
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     if threads is not None:
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
@@ -247,7 +255,9 @@ class OnnxEmbedder(Embedder):
     # -- inference -----------------------------------------------------------------------
 
     def _run(self, texts: list[str]) -> np.ndarray:
-        encodings = self._tokenizer.encode_batch(texts)
+        # one text (a search query): encode, not encode_batch, which hands even one text to the
+        # tokenizer's thread pool (0.1 against 0.2-1.6 ms per BEAM question under load); same ids
+        encodings = [self._tokenizer.encode(texts[0])] if len(texts) == 1 else self._tokenizer.encode_batch(texts)
         ids = np.array([e.ids for e in encodings], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
         feeds: dict[str, np.ndarray] = {}

@@ -112,20 +112,24 @@ class BM25:
         self.avg = (sum(self.lengths) / len(self.lengths)) if self.lengths else 0.0
 
     def idf(self, term: str) -> float:
+        return self._idf(sum(1 for doc in self.docs if term in doc))
+
+    def _idf(self, having: int) -> float:
         n = len(self.docs)
-        f = sum(1 for doc in self.docs if term in doc)
-        return math.log(1 + (n - f + 0.5) / (f + 0.5))
+        return math.log(1 + (n - having + 0.5) / (having + 0.5))
 
     def scores(self, query: str) -> list[float]:
-        terms = [t for t in dict.fromkeys(tokenize(query)) if any(t in doc for doc in self.docs)]
-        idf = {t: self.idf(t) for t in terms}
-        out = []
-        for doc, length in zip(self.docs, self.lengths, strict=False):
-            s = 0.0
-            for t in terms:
-                tf = doc.get(t)
-                if tf:
-                    denom = tf + self.k1 * (1 - self.b + self.b * length / (self.avg or 1.0))
-                    s += idf[t] * tf * (self.k1 + 1) / denom
-            out.append(s)
+        """Each document's score; a query word counts once. Term by term over only the documents
+        holding it (a pool's documents hold few of a question's words), each document's terms added
+        in query order, so every score is the same float as the per-document sum."""
+        out = [0.0] * len(self.docs)
+        norms = [self.k1 * (1 - self.b + self.b * length / (self.avg or 1.0)) for length in self.lengths]
+        for term in dict.fromkeys(tokenize(query)):
+            having = [i for i, doc in enumerate(self.docs) if term in doc]
+            if not having:
+                continue
+            idf = self._idf(len(having))
+            for i in having:
+                tf = self.docs[i][term]
+                out[i] += idf * tf * (self.k1 + 1) / (tf + norms[i])
         return out
