@@ -180,6 +180,20 @@ def test_onnx_batch_equals_one_by_one(minilm):
     assert small.calls == 1
 
 
+def test_onnx_threads_sleep_between_steps_and_one_query_tokenises_as_a_batch(minilm):
+    """The session's idle threads block instead of spinning (a loaded 2-core machine: see
+    onnx._open_session); one text is tokenised on its own (encode) with the batch's truncation, so
+    an over-long query is cut at max_length and embeds as it does inside a batch."""
+    options = minilm._session.get_session_options()
+    assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
+    long_query = "why does the deploy leave the redis cache cold " * 60  # far over 256 tokens
+    for text in ("short", "Which sports does the user play?", long_query):
+        alone = np.asarray(minilm.embed_query(text))
+        in_batch = np.asarray(minilm.embed_queries([text, text]))
+        assert np.allclose(alone, in_batch[0], atol=1e-5) and np.allclose(alone, in_batch[1], atol=1e-5)
+    assert len(minilm._tokenizer.encode(long_query).ids) == minilm.max_length
+
+
 def test_onnx_missing_dir_is_config_error(tmp_path):
     missing = tmp_path / "no-such-model"
     with pytest.raises(ConfigError, match="no-such-model"):

@@ -21,7 +21,7 @@ from graphmem.retrieval.coverage import _jaccard, mmr
 from graphmem.retrieval.text import BM25, _light_stem, _tokens, term_counts, tokenize
 from graphmem.retrieval.wordsets import WordOverlap
 from graphmem.schema.filters import parse
-from graphmem.stores.embedded import EmbeddedStore
+from graphmem.stores.embedded import EmbeddedStore, memory_index
 from graphmem.stores.embedded.memories import MemoryFacts, eligible, matches, visible
 from graphmem.stores.embedded.memory_index import K1, B, tokens
 from graphmem.testing import ScriptedLLMServer
@@ -97,6 +97,56 @@ def test_index_bm25_and_live_mask_equal_the_per_row_formulas_through_writes():
             assert eligible(index, as_of, None, flt).tolist() == want
     assert any(r["expires_at"] is not None and r["expires_at"] < START for r in rows)  # the clock check ran
     assert not eligible(facts.index("s"), None, None, parse({"metadata.k": True})).any()  # True is not 1
+
+
+@pytest.mark.parametrize("size", [8, 64, 100, 1 << 18])
+def test_cosines_in_one_core_products_equal_the_plain_dot_products(monkeypatch, size):
+    """The cosines come in products of at most PRODUCT_SIZE numbers (8 dims: 1, 8, 12 rows or all
+    at once); every cosine is the row's dot product with the query (to the last bits a sum of 8
+    products can differ in), for one query and several, across appends that grow the buffer."""
+    monkeypatch.setattr(memory_index, "PRODUCT_SIZE", size)
+    rng = random.Random(size)
+    facts = MemoryFacts(embedding_dims=8)
+    queries = np.array([rng_vector(rng) for _ in range(3)])
+    assert facts.index("s").cosines(queries).shape == (3, 0)  # an empty scope
+    for n in range(70):
+        facts.create(_row(rng, n))
+        if n in (0, 7, 8, 9, 33, 69):
+            index = facts.index("s")
+            plain = np.array([[sum(a * b for a, b in zip(q, row["embedding"], strict=True)) for row in index.rows] for q in queries])
+            got = index.cosines(queries)
+            assert got.shape == (3, n + 1)
+            assert np.allclose(got, plain, rtol=0, atol=1e-12)
+            assert np.array_equal(index.cosines(queries[:1])[0], index.cosines(queries[:1])[0])  # stable between reads
+
+
+def _plain_bm25_pool(docs: list[str], query: str, k1: float = 1.2, b: float = 0.75) -> list[float]:
+    """The pool's BM25 written document by document (a query word counted once)."""
+    counts = [Counter(tokenize(d)) for d in docs]
+    lengths = [sum(c.values()) for c in counts]
+    avg = (sum(lengths) / len(lengths)) if lengths else 0.0
+    terms = [t for t in dict.fromkeys(tokenize(query)) if any(t in c for c in counts)]
+    out = []
+    for c, length in zip(counts, lengths, strict=True):
+        score = 0.0
+        for t in terms:
+            if c[t]:
+                f = sum(1 for other in counts if t in other)
+                idf = math.log(1 + (len(counts) - f + 0.5) / (f + 0.5))
+                score += idf * c[t] * (k1 + 1) / (c[t] + k1 * (1 - b + b * length / (avg or 1.0)))
+        out.append(score)
+    return out
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_pool_bm25_term_by_term_equals_the_per_document_sum(seed):
+    rng = random.Random(seed)
+    docs = [_text(rng) for _ in range(rng.randint(1, 40))] + [""]
+    for query in ("why is the redis cache cold after a deploy? the cache", "cache cache redis", "zzz nothing", "",
+                  " ".join(rng.choice(WORDS) for _ in range(12))):
+        for b in (0.0, 0.5, 0.75, 1.0):
+            assert BM25(docs, b=b).scores(query) == _plain_bm25_pool(docs, query, b=b)  # the same floats
+    assert BM25([]).scores("cache") == []
 
 
 def _plain_mmr(ids: list[str], scores: list[float], texts: list[str], limit: int, diversity: float) -> list[str]:
