@@ -1,6 +1,6 @@
 """Issue 31, latency: the embedded store's memory index (BM25 from per-token posting arrays, the
-live/filter mask kept per filter) and the pool's word overlap for MMR (one 0/1 matrix) are faster
-forms of plain per-row formulas. These tests pin that they give exactly the same numbers, hence
+live/filter mask kept per filter, cosines in one-core products), the pool's BM25 term by term and
+MMR's lazy comparisons are faster forms of plain per-row formulas. These tests pin that they give exactly the same numbers, hence
 the same rankings, as the plain forms, through appends, soft deletes, expiring memories and filters."""
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from graphmem import Memory
 from graphmem.embeddings.hashing import HashingEmbedder
 from graphmem.retrieval.coverage import _jaccard, mmr
 from graphmem.retrieval.text import BM25, _light_stem, _tokens, term_counts, tokenize
-from graphmem.retrieval.wordsets import WordOverlap
 from graphmem.schema.filters import parse
 from graphmem.stores.embedded import EmbeddedStore, memory_index
 from graphmem.stores.embedded.memories import MemoryFacts, eligible, matches, visible
@@ -150,14 +149,14 @@ def test_pool_bm25_term_by_term_equals_the_per_document_sum(seed):
 
 
 def _plain_mmr(ids: list[str], scores: list[float], texts: list[str], limit: int, diversity: float) -> list[str]:
-    """MMR with a Python set Jaccard per pair, as coverage.mmr computed it before WordOverlap."""
+    """MMR with a Python set Jaccard for every candidate left after every pick."""
     best = max(scores, default=0.0)
     if diversity <= 0 or best <= 0 or len(ids) < 2:
         return list(ids)
     words = [frozenset(tokenize(t)) for t in texts]
     left, picked, closest = list(range(len(ids))), [], [0.0] * len(ids)
     while left and len(picked) < limit:
-        i = max(left, key=lambda j: (1 - diversity) * scores[j] / best - diversity * closest[j])
+        i = max(left, key=lambda j: (1 - diversity) * scores[j] / best - diversity * closest[j])  # ties: the first
         picked.append(i)
         left.remove(i)
         for j in left:
@@ -165,19 +164,22 @@ def _plain_mmr(ids: list[str], scores: list[float], texts: list[str], limit: int
     return [ids[i] for i in picked] + [ids[i] for i in left]
 
 
-@pytest.mark.parametrize("seed", range(5))
-def test_word_overlap_and_mmr_equal_the_set_forms(seed):
+@pytest.mark.parametrize("seed", range(8))
+def test_lazy_mmr_picks_as_comparing_every_candidate_with_every_pick(seed):
+    """coverage.mmr compares a candidate with the picks only while its relevance can still win the
+    pick: the same order as the plain form, with tied scores, repeated texts (tied overlaps), empty
+    texts, every limit and several diversities."""
     rng = random.Random(seed)
-    texts = [_text(rng) for _ in range(40)] + ["", ""]
-    overlap = WordOverlap(texts)
-    for i in range(len(texts)):
-        sets = [frozenset(tokenize(t)) for t in texts]
-        assert overlap.jaccard(i) == [_jaccard(sets[i], s) for s in sets]
+    texts = [_text(rng) for _ in range(rng.randint(2, 60))] + ["", ""]
+    texts += [rng.choice(texts) for _ in range(5)]  # near copies: equal overlaps
     ids = [str(i) for i in range(len(texts))]
-    scores = sorted((rng.random() for _ in texts), reverse=True)
-    for diversity in (0.1, 0.3, 0.7):
-        assert mmr(ids, scores, texts, 10, diversity) == _plain_mmr(ids, scores, texts, 10, diversity)
-    assert WordOverlap([]).matrix.shape[0] == 0 and WordOverlap(["", ""]).jaccard(0) == [0.0, 0.0]
+    scores = sorted((round(rng.random(), 1) for _ in texts), reverse=True)  # many ties
+    for diversity in (0.1, 0.3, 0.5, 0.7, 1.0):
+        for limit in (1, 2, 5, 10, 25, len(texts) + 3):
+            assert mmr(ids, scores, texts, limit, diversity) == _plain_mmr(ids, scores, texts, limit, diversity)
+    unsorted = [rng.random() for _ in texts]  # the order given is kept for the rest, whatever the scores
+    assert mmr(ids, unsorted, texts, 10, 0.3) == _plain_mmr(ids, unsorted, texts, 10, 0.3)
+    assert mmr(ids, [0.0] * len(ids), texts, 10, 0.3) == ids and mmr(ids[:1], [1.0], texts[:1], 10, 0.3) == ids[:1]
 
 
 def test_cached_stems_tokenise_as_the_plain_stemmer():
