@@ -145,8 +145,8 @@ def _open_session(model_path: Path, threads: int | None) -> Any:
     Why no spinning: a search embeds one short query, a run of many small parallel steps; between
     steps onnxruntime's threads busy-wait for the next. On a machine whose cores other work also
     wants (2 cores, a load of 4-8), the spinning threads took the cores from each other and from
-    the caller: MiniLM's query embedding on BEAM dev questions was 27-39 ms p50 spinning and
-    15-18 ms without (the same runs interleaved in one process); quiet, about 7 and 8.5 ms.
+    the caller: MiniLM's query embedding on BEAM dev questions was 21-39 ms p50 spinning and
+    14-18 ms without (the same runs interleaved in one process); quiet, about 7-8 and 8.5 ms.
     The vectors are the same bits either way."""
     import onnxruntime as ort
 
