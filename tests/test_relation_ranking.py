@@ -101,7 +101,7 @@ def test_do_i_have_a_dog_finds_the_pet_among_the_users_many_relations(server, st
         memory.add("Catching up on my people, my dog Rex and my town.", user_id=user)
         found = memory.search("do I have a dog?", user_id=user, limit=3)["relations"]
         assert found[0]["destination"] == "Rex", found
-        assert found[0]["fact"] == f"{user} has pet Rex (dog)"
+        assert found[0]["fact"] == "I myself has pet Rex (dog)"
         assert found[0]["scores"]["vector"] > max(r["scores"]["vector"] for r in found[1:])
         home = memory.search("what place do I call home?", user_id=user, limit=3)["relations"]
         assert home[0]["destination"] == "Porto", home
