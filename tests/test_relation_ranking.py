@@ -88,8 +88,9 @@ def minilm():
 
 
 def test_do_i_have_a_dog_finds_the_pet_among_the_users_many_relations(server, store, minilm, tmp_path):
-    # a fixed user id: the fact text holds it, and about 3% of random ids moved "has pet Rex" closer than
-    # "lives in Porto" to the home question with MiniLM (a flaky test); the scope is emptied first
+    # a fixed user id (the scope is emptied first): facts once held it, and about 3% of random ids moved
+    # "has pet Rex" closer than "lives in Porto" to the home question with MiniLM; the first-person
+    # wording no longer depends on the id
     user = "u-ranking-dog"
     memory = Memory({"llm": llm_config(server), "history_db_path": str(tmp_path / "h.db")}, store=store, embedder=minilm)
     try:
