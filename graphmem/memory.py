@@ -103,7 +103,6 @@ class Memory:
             raise ConfigError(f"embedder.config.embedding_dims is {wanted}, but the {self.embedder.name} model makes {self.embedder.dims}")
         self.store = store or build_store(self.config.graph_store, self.embedder.dims, self.config.warm_up)
         self.store.setup()
-        self._preparing = _prepare_in_background(self.llm, self.graph_llm, self.embedder) if self.config.warm_up else None
         self.history_log = History(self.config.history_db_path)
         self._reserve = Reserve.beside(self.config.history_db_path)  # room for deletes on a full disk (reserve.py)
         if not self.store.read_only:  # a reader must not settle the owner's in-flight adds
@@ -125,6 +124,10 @@ class Memory:
         self._summarizer = Summarizer(self.store, SummaryStage(self.llm), self.config.context.summary_every, self.config.context.max_messages)
         # a search's relation query, beside its memory query (store.concurrent_reads); shared by searches in flight
         self._search_pool = ThreadPoolExecutor(max_workers=16, thread_name_prefix="graphmem-search")
+        # the background work last: started earlier, its threads would share the interpreter with the
+        # rest of this constructor and slow it down (Memory.from_config on Neo4j, docs/benchmarks.md)
+        self.store.warm()  # the store's own setting decides (build_store folds warm_up into it)
+        self._preparing = _prepare_in_background(self.llm, self.graph_llm, self.embedder) if self.config.warm_up else None
 
     def _pipeline(self, **parts: Any) -> AddPipeline:
         """The add pipeline of ``add_mode``: both share stages, resolution and the write."""

@@ -21,7 +21,7 @@ from graphmem.stores.base import EntityCandidate, GraphStore
 from graphmem.types import EntityWrite, GraphWrite, MemoryWrite, RelationWrite, Scope, canonical_name, new_id
 
 #: methods with a working default in GraphStore; everything else a store must implement
-DEFAULTS = {"close", "ping", "scope_lock", "locked_conversation", "resolve", "add_context"}
+DEFAULTS = {"close", "ping", "scope_lock", "locked_conversation", "resolve", "add_context", "warm"}
 
 
 def test_the_store_contract_is_fully_abstract():

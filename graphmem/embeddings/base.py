@@ -79,6 +79,14 @@ class Embedder(ABC):
         """Build what the first request would build (an SDK client, its imports), without a request.
         Never raises. Memory calls it on a background thread after set-up."""
 
+    def fingerprint(self) -> str | None:
+        """A text naming this model's weights and every setting that shapes its vectors: two
+        embedders with one fingerprint embed every text alike, so a vector derived from fixed texts
+        may be kept on disk under it (retrieval.hubness keeps its probes' centre so). None (the
+        default): nothing is kept; a provider returns one only when its key names the weights, not
+        just a model's name (a local server may serve other weights under the same name)."""
+        return None
+
     def _expected_dims(self) -> int | None:
         """The dimension the vectors must have, or None if not known yet (see OpenAIEmbedder)."""
         return self.dims

@@ -106,6 +106,17 @@ def _model_files(model_dir: Path) -> tuple[Path, Path]:
     return model_path, tokenizer_path
 
 
+def _fingerprint(files: tuple[Path, ...], settings: list[str]) -> str | None:
+    parts = list(settings)
+    try:
+        for path in files:
+            stat = path.stat()
+            parts += [str(path.resolve()), str(stat.st_size), str(stat.st_mtime_ns)]
+    except OSError:
+        return None
+    return "\x1f".join(parts)
+
+
 def _require_runtime() -> None:
     """The optional extra is checked before any file is read, so its absence names the fix."""
     try:
@@ -243,6 +254,14 @@ class OnnxEmbedder(Embedder):
             self.score_floor = profile.score_floor
             self.query_floor = profile.query_floor if profile.query_floor is not None else profile.score_floor
         self.rank_floor = profile.rank_floor
+        self._fingerprint = _fingerprint(
+            (model_path, tokenizer_path), [self.name, self.pooling, self.query_instruction, str(self.max_length), str(self.dims)])
+
+    def fingerprint(self) -> str | None:
+        """The model and tokenizer files as they were loaded (resolved path, size, modification
+        time: a stat per file, no read; hashing the weights would cost what a cache saves) and every
+        setting that shapes a query's vector. None when the files could not be read."""
+        return self._fingerprint
 
     # -- inference -----------------------------------------------------------------------
 

@@ -173,6 +173,10 @@ class GraphStore(ABC):
     def setup(self) -> None:
         """Create schema (constraints, indexes) idempotently."""
 
+    def warm(self) -> None:  # noqa: B027 - optional hook: most stores have nothing to prepare
+        """Start preparing what the first add and search would otherwise pay for (a database's query
+        plans), in the background, after ``setup``; never raises, never waits. Default: nothing."""
+
     @abstractmethod
     def match_entities(self, scope: Scope, candidates: list[EntityCandidate], threshold: float) -> list[Entity | None]:
         """Resolve each candidate to an existing entity of the scope, in one round trip.

@@ -47,6 +47,7 @@ def warm_server(url: str, database: str | None = None, timeout: float = WARM_TIM
     store = Neo4jStore(url, database=database, embedding_dims=dims, warm_plans=True)
     try:
         store.setup()
+        store.warm()
         done = store.wait_warm(timeout)
     finally:
         store.close()

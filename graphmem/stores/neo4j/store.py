@@ -186,12 +186,13 @@ class Neo4jStore(GraphStore):
             indexes = self._query(queries.show_indexes(), read=True)
             self._query(queries.await_indexes(self.index_wait_seconds), read=False)
         self._check_vector_indexes([row for row in indexes if row["name"] in queries.VECTOR_INDEXES])
-        if self.warm_plans:
-            self._warm()
 
-    def _warm(self) -> None:
-        """Plan the add and search statements on a background thread (warm.py), once per process
-        and server; ``wait_warm`` waits for it."""
+    def warm(self) -> None:
+        """With ``warm_plans``: plan the add and search statements on a background thread (warm.py),
+        once per process and server; ``wait_warm`` waits for it. Memory starts it last in its
+        constructor, so the thread does not share the interpreter with the rest of the set-up."""
+        if not self.warm_plans:
+            return
         key = (self.url, self.database)
         if key in warm.WARMED:
             return
