@@ -297,6 +297,10 @@ def test_resources_name_what_is_missing():
         ("a && b || !c ~2 ^3 [r TO s] {t} /u\\", "a b \\!c \\~2 \\^3 \\[r to s\\] \\{t\\} \\/u\\\\"),
         ("  !!! ??? ***  ", None),
         ("", None),
+        ("Where does Jordan's sister live?", "where does jordan's jordan sister live\\?"),
+        ("O’Brien’s dog", "o’brien’s o’brien dog"),
+        ("'s", "'s"),  # nothing left bare: kept as it was
+        ("what's it's", "what's it's"),  # contractions, not names: no bare words
     ],
 )
 def test_fulltext_terms_escape_lucene_syntax(text, expected):

@@ -15,7 +15,7 @@ from graphmem.embeddings import HashingEmbedder
 from graphmem.lifecycle.export import read_graph, retarget, to_json
 from graphmem.lifecycle.load import load_graph, read_export
 from graphmem.lifecycle.reindex import reindex
-from graphmem.stores.base import GraphQuery, GraphStore
+from graphmem.stores.base import GraphQuery, GraphStore, RelationFact
 from graphmem.types import EntityWrite, GraphWrite, Invalidation, RelationWrite, Scope, new_id
 
 UTC = timezone.utc
@@ -43,7 +43,7 @@ def test_reindex_fills_every_version_once_and_search_finds_them_by_meaning(store
     report = reindex(store, embedder, [scope], batch=1)
     assert (report.relations, report.facts, report.embedding_requests) == (2, 2, 2)
     facts = {r.destination: r.fact for r in store.get_all(scope, include_invalidated=True)}
-    assert facts == {"Boston": f"{uid} lives in Boston (city) (since 1 March 2023)", "Denver": f"{uid} lives in Denver (city)"}
+    assert facts == {"Boston": "I myself lives in Boston (city) (since 1 March 2023)", "Denver": "I myself lives in Denver (city)"}
     (vec,) = embedder.embed([facts["Boston"]])
     (hit,) = store.search_graph(scope, GraphQuery(vec, "", [], top_k=0, include_invalidated=True, fact_top_k=1))
     assert hit.destination == "Boston" and hit.scores["vector"] == pytest.approx(1.0, abs=1e-3)
@@ -60,8 +60,8 @@ def test_an_export_carries_facts_and_provenance_and_a_load_embeds_them(store: Gr
     target = Scope.of(user_id=f"copy-{uuid.uuid4().hex[:8]}")
     doc = json.loads(to_json(read_graph(store, scope, include_invalidated=True)))
     assert {r["destination"]: (r["fact"], r["provenance"], r["retired_by"]) for r in doc["relations"]} == {
-        "Boston": (f"{uid} lives in Boston (city) (since 1 March 2023)", ["add-1"], "add-2"),
-        "Denver": (f"{uid} lives in Denver (city)", ["add-2"], None),
+        "Boston": ("I myself lives in Boston (city) (since 1 March 2023)", ["add-1"], "add-2"),
+        "Denver": ("I myself lives in Denver (city)", ["add-2"], None),
     }
     for r in doc["relations"]:  # an export made before facts
         del r["fact"]
@@ -71,7 +71,7 @@ def test_an_export_carries_facts_and_provenance_and_a_load_embeds_them(store: Gr
         load_graph(memory, retarget(read_export(path), target))
         copied = {r.destination: r for r in memory.store.get_all(target, include_invalidated=True)}
         who = target.self_name
-        assert copied["Boston"].fact == f"{who} lives in Boston (city) (since 1 March 2023)"
+        assert copied["Boston"].fact == "I myself lives in Boston (city) (since 1 March 2023)"
         assert copied["Boston"].provenance == ["add-1"] and copied["Boston"].retired_by == "add-2"
         (vec,) = HashingEmbedder(dims=TEST_DIMS).embed([copied["Denver"].fact or ""])
         assert [r.destination for r in store.search_graph(target, GraphQuery(vec, "", [], top_k=0, fact_top_k=1))] == ["Denver"]
@@ -92,3 +92,20 @@ def test_cli_reindex_reports_what_it_filled(tmp_path, capsys) -> None:
     assert json.loads(capsys.readouterr().out) == {"scopes": 1, "relations": 2, "facts": 2, "embedding_requests": 1}
     assert main(["reindex", "--user", "ann", "--config", str(config)]) == 0
     assert capsys.readouterr().out.strip() == "scopes: 1, relations: 2, facts: 0, embedding_requests: 0"
+
+
+def test_facts_in_an_earlier_wording_stay_until_reindex_all_writes_them_in_the_first_person(store: GraphStore, uid: str) -> None:
+    # a store written before the user's own node was worded "I myself": its facts name the user
+    scope = old_style_graph(store, uid)
+    embedder = HashingEmbedder(dims=TEST_DIMS)
+    versions = store.get_all(scope, include_invalidated=True)
+    named = [f"{uid} lives in {r.destination} (city)" for r in versions]
+    store.set_relation_facts(scope, [RelationFact(r.id, r.source_id, f, v) for r, f, v in zip(versions, named, embedder.embed(named), strict=True)])
+    assert reindex(store, embedder, [scope]).facts == 0  # every version has a fact: a plain reindex keeps them
+    assert {r.fact for r in store.get_all(scope, include_invalidated=True)} == set(named)
+    assert reindex(store, embedder, [scope], everything=True).facts == 2
+    facts = {r.destination: r.fact for r in store.get_all(scope, include_invalidated=True)}
+    assert facts == {"Boston": "I myself lives in Boston (city) (since 1 March 2023)", "Denver": "I myself lives in Denver (city)"}
+    (vec,) = embedder.embed([facts["Denver"]])  # the embedding is rewritten with the text
+    (hit,) = store.search_graph(scope, GraphQuery(vec, "", [], top_k=0, fact_top_k=1))
+    assert hit.destination == "Denver" and hit.scores["vector"] == pytest.approx(1.0, abs=1e-3)

@@ -12,14 +12,25 @@ JUNE = datetime(2024, 6, 1, tzinfo=UTC)
 
 
 def test_the_issue_example_reads_as_a_sentence_with_types() -> None:
-    assert relation_fact("alice", "person", "HAS_PET", "Rex", "dog", self_name="alice") == "alice has pet Rex (dog)"
+    assert relation_fact("alice", "person", "HAS_PET", "Rex", "dog", self_name="alice") == "I myself has pet Rex (dog)"
     assert relation_fact("Ana", "person", "LIVES_IN", "Porto", "city") == "Ana (person) lives in Porto (city)"
 
 
-def test_self_references_are_written_as_the_users_name() -> None:
-    assert relation_fact("I", "person", "LIKES", "tea", "drink", self_name="alice") == "alice likes tea (drink)"
-    assert relation_fact("Alice", "person", "KNOWS", "me", "person", self_name="alice") == "alice knows alice"
-    assert relation_fact("I", "person", "LIKES", "tea", "drink") == "I (person) likes tea (drink)"  # no user known
+def test_the_users_own_node_is_written_in_the_first_person() -> None:
+    # the user's name, in any case, and the self-references a model may leave: "I myself" as the source, "me" as the destination
+    assert relation_fact("I", "person", "LIKES", "tea", "drink", self_name="alice") == "I myself likes tea (drink)"
+    assert relation_fact("Alice", "person", "KNOWS", "me", "person", self_name="alice") == "I myself knows me"
+    assert relation_fact("Ana", "person", "SISTER_OF", "alice", "person", self_name="alice") == "Ana (person) sister of me"
+    assert relation_fact("the user", None, "WORKS_AT", "Acme", "company", self_name="alice") == "I myself works at Acme (company)"
+    # another person of the same first name stays who they are; without a user known, nothing is rewritten
+    assert relation_fact("Alice Smith", "person", "KNOWS", "Bob", "person", self_name="alice") == "Alice Smith (person) knows Bob (person)"
+    assert relation_fact("I", "person", "LIKES", "tea", "drink") == "I (person) likes tea (drink)"
+
+
+def test_a_fact_of_the_user_is_the_same_whatever_the_users_name() -> None:
+    # the name told a first-person question nothing: every user's "has pet Rex" now reads (and embeds) alike
+    facts = {relation_fact(name, "person", "HAS_PET", "Rex", "dog", self_name=name) for name in ("alice", "u-3f2a9c", "Dr. Bo Li")}
+    assert facts == {"I myself has pet Rex (dog)"}
 
 
 def test_generic_or_repeated_types_are_left_out() -> None:

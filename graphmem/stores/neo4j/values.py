@@ -19,6 +19,9 @@ NO_LIMIT = 2**62
 
 _LUCENE_SPECIAL = re.compile(r'([+\-!(){}\[\]^"~*?:\\/&|])')
 _MAX_FULLTEXT_TERMS = 64
+#: an English possessive ending a word ("Jordan's", "O’Brien’s"): Lucene's standard tokenizer keeps
+#: "jordan's" one token, which never matches the name "jordan"
+_POSSESSIVE = re.compile(r"['’]s\b", re.IGNORECASE)
 
 
 PACKED = "p"
@@ -138,8 +141,20 @@ def lucene_escape(text: str) -> str:
 
 
 def fulltext_terms(text: str) -> str | None:
-    """The query text as escaped Lucene terms, or None when it holds no letter or digit."""
-    words = [word for word in text.split() if any(ch.isalnum() for ch in word)]
+    """The query text as escaped Lucene terms, or None when it holds no letter or digit. A
+    capitalised word with a possessive ("Jordan's") comes with its bare form too ("jordan"), as the
+    embedded store matches a name (its word tokens split at the apostrophe): without it, "where does
+    Jordan's sister live?" found no name on Neo4j and the two stores ranked differently. Lower-case
+    contractions ("it's", "what's") stay whole: their bare words would only widen a memory search's
+    pool with common words."""
+    words: list[str] = []
+    for word in text.split():
+        if not any(ch.isalnum() for ch in word):
+            continue
+        words.append(word)
+        bare = _POSSESSIVE.sub("", word)
+        if bare != word and word[:1].isupper() and any(ch.isalnum() for ch in bare):
+            words.append(bare)
     if not words:
         return None
     return lucene_escape(" ".join(words[:_MAX_FULLTEXT_TERMS]))
