@@ -25,7 +25,6 @@ No LLM call: a first-person query seeds the scope's user node directly.
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime
@@ -71,24 +70,13 @@ def search_relations(
     return rank_relations(candidates, query, preset, limit)
 
 
-def names_anyone(query: str) -> bool:
-    """True when a query names someone or something: a capitalised word after its first ("where is
-    Kyoto?", "what does Zoe do?"). A question that names no one ("what's mom's name?", "pets?") is
-    asked about the user, as a first-person one is: the user's own node seeds it."""
-    words = re.findall(r"[^\W\d_][\w'’-]*", query)
-    return any(w[:1].isupper() and w not in _PRONOUN_I for w in words[1:])
-
-
-_PRONOUN_I = frozenset({"I", "I'm", "I've", "I'd", "I'll", "I’m", "I’ve", "I’d", "I’ll"})
-
-
 def graph_query(
     scope: Scope, query: str, embedding: list[float], preset: SearchPreset, as_of: datetime | None = None,
     known_at: datetime | None = None, hops: int = 1, filters: Filter | None = None, centre: list[float] | None = None,
 ) -> GraphQuery:
     """What search asks the store: seeds by vector and text, the user's node for a first-person
     query, and facts scored with the hubness correction when the preset and ``centre`` give one."""
-    seeds = [canonical_name(scope.self_name)] if mentions_self(query) or not names_anyone(query) else []
+    seeds = [canonical_name(scope.self_name)] if mentions_self(query) else []
     fact_vector, shift = fact_query(embedding, centre, preset.relation_hubness, preset.vector_floor)
     return GraphQuery(embedding=embedding, text=query, seed_canonicals=seeds, top_k=preset.seed_top_k, threshold=preset.seed_threshold,
                       as_of=as_of, known_at=known_at, hops=hops, hop_decay=preset.hop_decay, filters=filters,
