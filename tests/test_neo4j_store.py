@@ -304,7 +304,11 @@ def test_resources_name_what_is_missing():
     ],
 )
 def test_fulltext_terms_escape_lucene_syntax(text, expected):
-    assert queries.fulltext_terms(text) == expected  # words without a letter or digit are dropped
+    assert queries.fulltext_terms(text, names=True) == expected  # words without a letter or digit are dropped
+
+
+def test_a_memory_searchs_fulltext_terms_keep_possessives_whole():
+    assert queries.fulltext_terms("What is Caroline's job?") == "what is caroline's job\\?"
 
 
 def test_repr_and_errors_never_show_the_password():

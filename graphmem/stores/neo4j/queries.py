@@ -183,7 +183,7 @@ def set_entity_attributes(write: GraphWrite) -> Statement | None:
 def search_graph(
     scope: Scope, query: GraphQuery, plan: VectorPlan, relation_limit: int, now: datetime | None = None
 ) -> Statement:
-    terms = fulltext_terms(query.text or "")
+    terms = fulltext_terms(query.text or "", names=True)
     known_at = utc(query.known_at)
     return filtered(
         "search_graph",

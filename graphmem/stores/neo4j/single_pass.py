@@ -25,7 +25,7 @@ def context_statement(scope: Scope, query: AddContextQuery, plan: VectorPlan) ->
             "top_k": top_k,
             "scan_limit": plan.scan_limit,
             "max_k": plan.max_k,
-            "fulltext_terms": fulltext_terms(query.text or ""),
+            "fulltext_terms": fulltext_terms(query.text or "", names=True),
             "fulltext_scope": lucene_escape(scope.key),
             # a few extra hits make up for the rare entity of another scope passing the token filter
             "fulltext_limit": top_k * plan.fulltext_k + 10,

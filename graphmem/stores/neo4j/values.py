@@ -140,20 +140,21 @@ def lucene_escape(text: str) -> str:
     return _LUCENE_SPECIAL.sub(r"\\\1", text.lower())
 
 
-def fulltext_terms(text: str) -> str | None:
-    """The query text as escaped Lucene terms, or None when it holds no letter or digit. A
-    capitalised word with a possessive ("Jordan's") comes with its bare form too ("jordan"), as the
-    embedded store matches a name (its word tokens split at the apostrophe): without it, "where does
-    Jordan's sister live?" found no name on Neo4j and the two stores ranked differently. Lower-case
-    contractions ("it's", "what's") stay whole: their bare words would only widen a memory search's
-    pool with common words."""
+def fulltext_terms(text: str, names: bool = False) -> str | None:
+    """The query text as escaped Lucene terms, or None when it holds no letter or digit. With
+    ``names`` (a search of entity names), a capitalised word with a possessive ("Jordan's") comes
+    with its bare form too ("jordan"), as the embedded store matches a name (its word tokens split
+    at the apostrophe): without it, "where does Jordan's sister live?" found no name on Neo4j and
+    the two stores ranked differently. Lower-case contractions ("it's", "what's") stay whole. A
+    memory search's text terms stay as they were: there the bare name ("caroline", which opens every
+    turn its speaker said) only widened the pool with unrelated turns."""
     words: list[str] = []
     for word in text.split():
         if not any(ch.isalnum() for ch in word):
             continue
         words.append(word)
         bare = _POSSESSIVE.sub("", word)
-        if bare != word and word[:1].isupper() and any(ch.isalnum() for ch in bare):
+        if names and bare != word and word[:1].isupper() and any(ch.isalnum() for ch in bare):
             words.append(bare)
     if not words:
         return None
