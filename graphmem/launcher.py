@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from graphmem.errors import LauncherError
+from graphmem.home import graphmem_home
 
 READY_MARKER = "GRAPHMEM_NEO4J_READY"
 FAILED_MARKER = "GRAPHMEM_NEO4J_FAILED"
@@ -69,7 +70,7 @@ def _find_root(start_points: list[Path]) -> Path:
 def unpack_packaged_project(home: Path | None = None) -> Path:
     """Copy the wheel's launcher project (pom + sources) to ``<home>/launcher/neo4j-launcher`` when
     missing or changed, and return ``<home>/launcher`` (the root to build and run from)."""
-    home = home or Path(os.environ.get("GRAPHMEM_HOME") or Path.home() / ".graphmem")
+    home = home or graphmem_home()
     root = home / "launcher"
     target = root / LAUNCHER_DIR
     try:

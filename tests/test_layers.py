@@ -6,7 +6,7 @@ lazy ones inside functions and ``TYPE_CHECKING`` ones included, without importin
 optional extra needs to be installed), adds no dependency, and its table below is the layer order in
 one place. The layers, lowest first (graphmem/__init__.py says the same in words):
 
-    foundation   errors, types, results, schema, launcher
+    foundation   errors, types, results, schema, launcher, home
     models       llm, stages, embeddings
     stores       stores (neo4j, embedded; one contract)
     core         retrieval, ingest, lifecycle, compat
@@ -25,7 +25,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "graphmem"
 
-FOUNDATION = {"errors", "types", "results", "schema", "launcher"}
+FOUNDATION = {"errors", "types", "results", "schema", "launcher", "home"}
 MODELS = {"llm", "stages", "embeddings"}
 CORE = {"retrieval", "ingest", "lifecycle", "compat"}
 FACADE = {"config", "factory", "memory", "aio"}
@@ -37,8 +37,9 @@ ALLOWED: dict[str, set[str]] = {
     "types": {"errors", "results"},
     "results": {"errors", "llm"},  # Usage: llm/usage.py's token counts, a TypedDict
     "schema": {"errors", "types"},
-    "launcher": {"errors"},
-    "embeddings": {"errors", "types", "schema"},
+    "launcher": {"errors", "home"},
+    "home": set(),
+    "embeddings": {"errors", "types", "schema", "home"},
     "llm": {"errors", "types", "results", "schema", "stages"},  # structured output reads the stages' tool schemas
     "stages": {"errors", "types", "results", "schema", "llm"},
     "stores": FOUNDATION | {"embeddings"},

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from graphmem.errors import ConfigError, InvalidInputError
+from graphmem.home import graphmem_home
 
 LOCAL_NAME = "graphmem.json"
 PROFILES = ("offline", "download", "openai", "ollama")
@@ -27,7 +28,7 @@ DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 
 
 def home() -> Path:
-    return Path(os.environ.get("GRAPHMEM_HOME") or Path.home() / ".graphmem").expanduser()
+    return graphmem_home()
 
 
 def find_config(explicit: Path | None) -> Path | None:

@@ -18,6 +18,7 @@ import os
 from pathlib import Path
 
 from graphmem.errors import ConfigError
+from graphmem.home import graphmem_home
 
 #: (path in the repository, required)
 MODEL_FILES = (("onnx/model.onnx", True), ("tokenizer.json", True), ("config.json", False), ("1_Pooling/config.json", False),
@@ -33,8 +34,7 @@ def cache_dir(configured: str | os.PathLike[str] | None = None) -> Path:
         return Path(os.environ["HF_HUB_CACHE"]).expanduser()
     if os.environ.get("HF_HOME"):
         return Path(os.environ["HF_HOME"]).expanduser() / "hub"
-    home = os.environ.get("GRAPHMEM_HOME") or Path.home() / ".graphmem"
-    return Path(home).expanduser() / "models"
+    return graphmem_home() / "models"
 
 
 def model_folder(name: str, revision: str = "main", cache: str | os.PathLike[str] | None = None) -> Path:

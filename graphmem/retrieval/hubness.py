@@ -41,6 +41,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from graphmem.home import graphmem_home
+
 if TYPE_CHECKING:
     from graphmem.embeddings.base import Embedder
 
@@ -86,7 +88,10 @@ def cache_path(embedder: Embedder) -> Path | None:
     if not fingerprint:
         return None
     key = hashlib.sha256("\x1e".join([fingerprint, *PROBES]).encode()).hexdigest()[:32]
-    home = Path(os.environ.get("GRAPHMEM_HOME") or Path.home() / ".graphmem")
+    try:
+        home = graphmem_home()
+    except RuntimeError:  # no home directory to be found: no cache
+        return None
     return home / "cache" / "hubness" / f"{key}.json"
 
 

@@ -154,7 +154,7 @@ def fulltext_terms(text: str, names: bool = False) -> str | None:
             continue
         words.append(word)
         bare = _POSSESSIVE.sub("", word)
-        if names and bare != word and word[:1].isupper() and any(ch.isalnum() for ch in bare):
+        if names and bare != word and word[:1].isupper():  # the capital stays: the bare word is a word
             words.append(bare)
     if not words:
         return None
