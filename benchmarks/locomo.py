@@ -99,6 +99,8 @@ class DocumentsCached(Embedder):
 MODELS = common.SHARED / "models"
 #: --embedder short names -> model folders (any other value is a folder path)
 EMBEDDERS = {"minilm": MODELS / "all-MiniLM-L6-v2-onnx", "bge": MODELS / "bge-small-en-v1.5-onnx"}
+#: the same models at int8 (OnnxEmbedder precision; their own document caches: the name differs)
+EMBEDDERS |= {f"{name}-int8": folder for name, folder in list(EMBEDDERS.items())}
 
 
 def load_embedder(choice: str, disk_tag: str | None) -> DocumentsCached:
@@ -106,7 +108,7 @@ def load_embedder(choice: str, disk_tag: str | None) -> DocumentsCached:
     memory and, with ``disk_tag``, on disk between runs (common.disk_cache_path)."""
     from graphmem.embeddings import OnnxEmbedder
 
-    model = OnnxEmbedder(EMBEDDERS.get(choice, Path(choice)))
+    model = OnnxEmbedder(EMBEDDERS.get(choice, Path(choice)), precision="int8" if choice.endswith("-int8") and choice in EMBEDDERS else "fp32")
     return DocumentsCached(common.CachedEmbedder(model, common.disk_cache_path(model, disk_tag) if disk_tag else None))
 
 

@@ -59,9 +59,11 @@ def build_embedder(config: EmbedderConfig) -> Embedder:
     return create_embedder(config.provider, dict(config.config))
 
 
-def build_store(config: GraphStoreConfig, embedding_dims: int, warm_up: bool = True, **neo4j_options: Any) -> GraphStore:
+def build_store(config: GraphStoreConfig, embedding_dims: int, warm_up: bool = True, embedder_precision: str | None = None,
+                **neo4j_options: Any) -> GraphStore:
     """The configured store; ``neo4j_options`` (e.g. connection_timeout) go to the Neo4j driver;
-    ``warm_up`` False: no plan warming whatever ``warm_plans`` says (MemoryConfig.warm_up)."""
+    ``warm_up`` False: no plan warming whatever ``warm_plans`` says (MemoryConfig.warm_up);
+    ``embedder_precision``: the embedded store refuses one built at another (None: not checked)."""
     settings = config.settings()
     if isinstance(settings, Neo4jSettings):
         from graphmem.stores.neo4j import Neo4jStore
@@ -77,4 +79,5 @@ def build_store(config: GraphStoreConfig, embedding_dims: int, warm_up: bool = T
         )
     from graphmem.stores.embedded import EmbeddedStore
 
-    return EmbeddedStore(path=settings.path.expanduser(), embedding_dims=embedding_dims, read_only=settings.read_only)
+    return EmbeddedStore(path=settings.path.expanduser(), embedding_dims=embedding_dims, read_only=settings.read_only,
+                         embedder_precision=embedder_precision)

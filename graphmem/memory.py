@@ -101,7 +101,8 @@ class Memory:
         wanted = self.config.embedder.embedding_dims
         if embedder is None and wanted is not None and wanted != self.embedder.dims:
             raise ConfigError(f"embedder.config.embedding_dims is {wanted}, but the {self.embedder.name} model makes {self.embedder.dims}")
-        self.store = store or build_store(self.config.graph_store, self.embedder.dims, self.config.warm_up)
+        self.store = store or build_store(self.config.graph_store, self.embedder.dims, self.config.warm_up,
+                                          getattr(self.embedder, "precision", "fp32"))
         self.store.setup()
         self.history_log = History(self.config.history_db_path)
         self._reserve = Reserve.beside(self.config.history_db_path)  # room for deletes on a full disk (reserve.py)

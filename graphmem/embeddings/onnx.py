@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from graphmem.embeddings import models
+from graphmem.embeddings import models, quantize
 from graphmem.embeddings.base import Embedder
 from graphmem.errors import ConfigError, EmbeddingError
 
@@ -173,6 +173,17 @@ def _open_session(model_path: Path, threads: int | None) -> Any:
         raise ConfigError(f"cannot load ONNX model {model_path}: {exc}") from exc
 
 
+def _open_model(model_path: Path, precision: str, threads: int | None) -> Any:
+    """The model's session at ``precision``; an int8 copy that does not load is made again."""
+    if precision == "fp32":
+        return _open_session(model_path, threads)
+    copy = quantize.int8_model(model_path)
+    try:
+        return _open_session(copy, threads)
+    except ConfigError:  # a damaged copy (cut short, overwritten): made again once
+        return _open_session(quantize.rebuild(model_path), threads)
+
+
 def _model_inputs(session: Any, model_path: Path) -> dict[str, Any]:
     """The model's inputs and their integer types; an input we cannot feed is refused up front."""
     inputs: dict[str, Any] = {}
@@ -220,19 +231,23 @@ class OnnxEmbedder(Embedder):
         passage_instruction: str | None = None,
         score_floor: float | None = None,
         query_floor: float | None = None,
+        precision: str = "fp32",
     ) -> None:
         """``model_dir`` (a folder) or ``model`` (a repository name, downloaded once at ``revision``
         into ``cache_dir``: embeddings/hub.py). Pooling, instructions, max length and score floor
-        come from the model (embeddings/models.py: its table, then its folder); a value given here wins."""
+        come from the model (embeddings/models.py: its table, then its folder); a value given here wins.
+        ``precision`` "int8": the model's int8 copy, made once (embeddings/quantize.py)."""
         super().__init__()
         folder = _model_folder(model_dir, model, revision, cache_dir)
         _check_settings(256 if max_length is None else max_length, batch_size, threads)
         if pooling is not None and pooling not in _POOLING_MODES:
             raise ConfigError(f"OnnxEmbedder pooling must be one of {', '.join(_POOLING_MODES)}, got {pooling!r}")
+        self.precision = quantize.check_precision(precision)
         self.model_dir = Path(folder).expanduser()
         model_path, tokenizer_path = _model_files(self.model_dir)
         _require_runtime()
-        self.name = f"onnx:{_display_name(self.model_dir)}"
+        # the precision is part of the identity: an fp32 store is never searched with int8 vectors
+        self.name = f"onnx:{_display_name(self.model_dir)}" + ("" if self.precision == "fp32" else f":{self.precision}")
         profile = models.resolve(model or _display_name(self.model_dir), self.model_dir, {
             "pooling": pooling, "query_instruction": query_instruction, "passage_instruction": passage_instruction,
             "max_length": max_length, "score_floor": score_floor, "query_floor": query_floor})
@@ -248,7 +263,7 @@ class OnnxEmbedder(Embedder):
         self.pooling = profile.pooling or _read_pooling(self.model_dir)
         self.query_instruction, self.passage_instruction = profile.query_instruction, profile.passage_instruction
         self._tokenizer = _load_tokenizer(tokenizer_path, max_length)
-        self._session = _open_session(model_path, threads)
+        self._session = _open_model(model_path, self.precision, threads)
         self._inputs = _model_inputs(self._session, model_path)
         self._output_name, dims = _model_output(self._session)
         # a symbolic last dimension: ask the model once
@@ -263,7 +278,7 @@ class OnnxEmbedder(Embedder):
             self.query_floor = profile.query_floor if profile.query_floor is not None else profile.score_floor
         self.rank_floor = profile.rank_floor
         self._fingerprint = _fingerprint(
-            (model_path, tokenizer_path), [self.name, self.pooling, self.query_instruction, str(self.max_length), str(self.dims)])
+            (model_path, tokenizer_path), [self.name, self.precision, self.pooling, self.query_instruction, str(self.max_length), str(self.dims)])
 
     def fingerprint(self) -> str | None:
         """The model and tokenizer files as they were loaded (resolved path, size, modification
@@ -320,6 +335,6 @@ class OnnxEmbedder(Embedder):
     def __repr__(self) -> str:
         return (
             f"OnnxEmbedder(model_dir={str(self.model_dir)!r}, dims={self.dims}, max_length={self.max_length}, "
-            f"batch_size={self.batch_size}, pooling={self.pooling!r}, query_instruction={self.query_instruction!r}, "
+            f"batch_size={self.batch_size}, precision={self.precision!r}, pooling={self.pooling!r}, query_instruction={self.query_instruction!r}, "
             f"passage_instruction={self.passage_instruction!r}, score_floor={self.score_floor}, query_floor={self.query_floor}, rank_floor={self.rank_floor})"
         )

@@ -28,7 +28,7 @@ from graphmem.stores.base import (
     relation_visible,
     scope_of_key,
 )
-from graphmem.stores.embedded import lifecycle
+from graphmem.stores.embedded import identity, lifecycle
 from graphmem.stores.embedded.facts import FactIndex, best_facts
 from graphmem.stores.embedded.graph import (
     WORD,
@@ -70,8 +70,11 @@ class EmbeddedStore(GraphStore):
     The journal is compacted into a snapshot every ``compact_every`` changes and on close.
     """
 
-    def __init__(self, path: str | Path, embedding_dims: int, *, compact_every: int = 1000, read_only: bool = False) -> None:
+    def __init__(self, path: str | Path, embedding_dims: int, *, compact_every: int = 1000, read_only: bool = False,
+                 embedder_precision: str | None = None) -> None:
+        """``embedder_precision``: refuse a store built at another (stores/embedded/identity.py)."""
         self.path = Path(path).expanduser()
+        self.embedder_precision = embedder_precision
         self.read_only = read_only
         self.embedding_dims = int(embedding_dims)
         self.compact_every = compact_every
@@ -434,6 +437,7 @@ class EmbeddedStore(GraphStore):
                     "this embedder its own folder (graph_store.config.path; from the shell: graphmem init --data-dir DIR "
                     "--force), or configure the embedder that built it"
                 )
+        identity.check(self.path, self.embedder_precision, bool(stored), self.read_only)
 
     def _begin(self) -> None:
         if self._closed:

@@ -1,0 +1,136 @@
+"""The local embedder at int8 (issue 31): the model is quantized once into $GRAPHMEM_HOME/cache,
+loaded from there after, made again when damaged; its vectors stay close to fp32 ones, its identity
+(name, fingerprint) carries the precision, and a store built at one precision refuses the other.
+Real models from ../shared/models, quantized for real (onnx + onnxruntime)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import MODEL_DIR
+from helpers import llm_config
+
+from graphmem import Memory
+from graphmem.embeddings import OnnxEmbedder, create_embedder, quantize
+from graphmem.errors import ConfigError
+from graphmem.testing import ScriptedLLMServer
+
+BGE_DIR = Path(os.environ.get("GRAPHMEM_TEST_BGE_DIR", MODEL_DIR.parent / "bge-small-en-v1.5-onnx"))
+pytestmark = pytest.mark.skipif(not (BGE_DIR / "model.onnx").is_file() or not (MODEL_DIR / "model.onnx").is_file(),
+                                reason="the shared models are not in ../shared/models")
+SENTENCES = ["Melanie painted a sunrise over the lake last summer.",
+             "The integration test was flaky until we pinned the Postgres image.",
+             "What did Caroline say about the adoption agency?",
+             "I moved to Denver in March and started a new job at a bakery."]
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory):
+    """One GRAPHMEM_HOME for the module: each model is quantized once for all its tests."""
+    folder = tmp_path_factory.mktemp("home")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("GRAPHMEM_HOME", str(folder))
+        yield folder
+
+
+@pytest.mark.parametrize("folder", [MODEL_DIR, BGE_DIR], ids=["minilm", "bge"])
+def test_int8_vectors_are_unit_and_close_to_fp32(home, folder):
+    full, small = OnnxEmbedder(folder), OnnxEmbedder(folder, precision="int8")
+    a, b = np.array(full.embed(SENTENCES)), np.array(small.embed(SENTENCES))
+    assert np.allclose(np.linalg.norm(b, axis=1), 1.0, atol=1e-5)
+    cosines = (a * b).sum(axis=1)
+    assert cosines.min() > 0.95, cosines
+    assert not np.allclose(a, b, atol=1e-4)  # really another model: the vectors moved
+    queries = np.array([small.embed_query(s) for s in SENTENCES[2:]]) @ np.array([full.embed_query(s) for s in SENTENCES[2:]]).T
+    assert np.diag(queries).min() > 0.95
+    copy = quantize.cached_path(folder / "model.onnx")
+    assert copy.parent == home / "cache" / "onnx-int8" and copy.stat().st_size < (folder / "model.onnx").stat().st_size / 2
+
+
+def test_the_second_load_reads_the_cached_copy(home):
+    first = OnnxEmbedder(MODEL_DIR, precision="int8")
+    copy = quantize.cached_path(MODEL_DIR / "model.onnx")
+    before = copy.stat()
+    second = OnnxEmbedder(MODEL_DIR, precision="int8")
+    after = copy.stat()
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)  # not quantized again
+    assert second.embed(SENTENCES[:1]) == first.embed(SENTENCES[:1])
+    assert not [p for p in copy.parent.iterdir() if p.name.startswith(".quantizing-")]  # no temp file left
+
+
+def test_a_damaged_copy_is_made_again(home):
+    OnnxEmbedder(MODEL_DIR, precision="int8")
+    copy = quantize.cached_path(MODEL_DIR / "model.onnx")
+    good = OnnxEmbedder(MODEL_DIR, precision="int8").embed(SENTENCES)
+    copy.write_bytes(copy.read_bytes()[: copy.stat().st_size // 3])  # cut short, as by a full disk
+    again = OnnxEmbedder(MODEL_DIR, precision="int8")
+    assert copy.stat().st_size > 10_000_000
+    assert np.allclose(again.embed(SENTENCES), good, atol=1e-6)
+
+
+def test_a_changed_source_file_gets_its_own_copy(home, tmp_path):
+    folder = tmp_path / "all-MiniLM-L6-v2-onnx"
+    shutil.copytree(MODEL_DIR, folder)
+    key = quantize.cached_path(folder / "model.onnx")
+    os.utime(folder / "model.onnx", ns=(1, 1))
+    assert quantize.cached_path(folder / "model.onnx") != key
+
+
+def test_the_precision_is_part_of_the_identity(home):
+    full, small = OnnxEmbedder(BGE_DIR), OnnxEmbedder(BGE_DIR, precision="int8")
+    assert full.name == "onnx:bge-small-en-v1.5" and small.name == "onnx:bge-small-en-v1.5:int8"
+    assert full.fingerprint() and small.fingerprint() and full.fingerprint() != small.fingerprint()
+    assert (small.precision, small.pooling, small.query_instruction, small.score_floor) == ("int8", "cls", full.query_instruction, 0.43)
+    assert "precision='int8'" in repr(small)
+
+
+@pytest.mark.parametrize("bad", ["int4", "INT8", "", 8, None])
+def test_a_bad_precision_is_a_config_error(bad):
+    with pytest.raises(ConfigError, match="precision must be one of fp32, int8"):
+        create_embedder("onnx", {"model_dir": str(MODEL_DIR), "precision": bad})
+
+
+def test_an_unwritable_cache_is_a_config_error(tmp_path, monkeypatch):
+    blocked = tmp_path / "file"
+    blocked.write_text("not a folder")
+    monkeypatch.setenv("GRAPHMEM_HOME", str(blocked))
+    with pytest.raises(ConfigError, match="cannot write the int8 model cache"):
+        OnnxEmbedder(MODEL_DIR, precision="int8")
+
+
+def _memory(path: Path, server: ScriptedLLMServer, precision: str) -> Memory:
+    return Memory.from_config({"llm": llm_config(server),
+                               "embedder": {"provider": "onnx", "config": {"model_dir": str(MODEL_DIR), "precision": precision}},
+                               "graph_store": {"provider": "embedded", "config": {"path": str(path)}},
+                               "history_db_path": str(path.parent / "history.db"), "warm_up": False})
+
+
+def test_a_store_built_at_fp32_refuses_int8_and_keeps_its_data(home, tmp_path):
+    store = tmp_path / "graph"
+    with ScriptedLLMServer() as server:
+        memory = _memory(store, server, "fp32")
+        memory.add("I moved to Denver in March.", user_id="alice", infer=False)
+        memory.close()
+        with pytest.raises(ConfigError, match=r"holds fp32 embeddings, not the int8 of the configured embedder"):
+            _memory(store, server, "int8")
+        memory = _memory(store, server, "fp32")  # the refusal lost nothing
+        assert [r["memory"] for r in memory.search("where do I live?", user_id="alice")["results"]] == ["I moved to Denver in March."]
+        memory.close()
+
+
+def test_an_int8_store_refuses_fp32_and_an_empty_one_takes_either(home, tmp_path):
+    with ScriptedLLMServer() as server:
+        memory = _memory(tmp_path / "graph", server, "int8")
+        memory.add("I moved to Denver in March.", user_id="alice", infer=False)
+        memory.close()
+        with pytest.raises(ConfigError, match=r"holds int8 embeddings, not the fp32"):
+            _memory(tmp_path / "graph", server, "fp32")
+        memory = _memory(tmp_path / "graph", server, "int8")
+        assert memory.search("where do I live?", user_id="alice")["results"][0]["memory"] == "I moved to Denver in March."
+        memory.close()
+        _memory(tmp_path / "empty", server, "int8").close()
+        _memory(tmp_path / "empty", server, "fp32").close()  # nothing stored yet: no vectors to mix
