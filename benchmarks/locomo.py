@@ -106,10 +106,15 @@ EMBEDDERS |= {f"{name}-int8": folder for name, folder in list(EMBEDDERS.items())
 def load_embedder(choice: str, disk_tag: str | None) -> DocumentsCached:
     """The run's embedder: a short name of EMBEDDERS or an ONNX folder, its documents cached in
     memory and, with ``disk_tag``, on disk between runs (common.disk_cache_path)."""
+    model = onnx_model(choice)
+    return DocumentsCached(common.CachedEmbedder(model, common.disk_cache_path(model, disk_tag) if disk_tag else None))
+
+
+def onnx_model(choice: str) -> Any:
+    """The OnnxEmbedder of a short name of EMBEDDERS (``-int8``: at int8) or of an ONNX folder."""
     from graphmem.embeddings import OnnxEmbedder
 
-    model = OnnxEmbedder(EMBEDDERS.get(choice, Path(choice)), precision="int8" if choice.endswith("-int8") and choice in EMBEDDERS else "fp32")
-    return DocumentsCached(common.CachedEmbedder(model, common.disk_cache_path(model, disk_tag) if disk_tag else None))
+    return OnnxEmbedder(EMBEDDERS.get(choice, Path(choice)), precision="int8" if choice.endswith("-int8") and choice in EMBEDDERS else "fp32")
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

@@ -63,7 +63,7 @@ def build_store(config: GraphStoreConfig, embedding_dims: int, warm_up: bool = T
                 **neo4j_options: Any) -> GraphStore:
     """The configured store; ``neo4j_options`` (e.g. connection_timeout) go to the Neo4j driver;
     ``warm_up`` False: no plan warming whatever ``warm_plans`` says (MemoryConfig.warm_up);
-    ``embedder_precision``: the embedded store refuses one built at another (None: not checked)."""
+    ``embedder_precision``: a store built at another is refused (stores/precision.py; None: not checked)."""
     settings = config.settings()
     if isinstance(settings, Neo4jSettings):
         from graphmem.stores.neo4j import Neo4jStore
@@ -75,6 +75,7 @@ def build_store(config: GraphStoreConfig, embedding_dims: int, warm_up: bool = T
             database=settings.database,
             embedding_dims=embedding_dims,
             warm_plans=settings.warm_plans and warm_up,
+            embedder_precision=embedder_precision,
             **neo4j_options,
         )
     from graphmem.stores.embedded import EmbeddedStore

@@ -134,3 +134,43 @@ def test_an_int8_store_refuses_fp32_and_an_empty_one_takes_either(home, tmp_path
         memory.close()
         _memory(tmp_path / "empty", server, "int8").close()
         _memory(tmp_path / "empty", server, "fp32").close()  # nothing stored yet: no vectors to mix
+
+
+def _neo4j_memory(uri: str, server: ScriptedLLMServer, tmp_path: Path, precision: str) -> Memory:
+    return Memory.from_config({"llm": llm_config(server),
+                               "embedder": {"provider": "onnx", "config": {"model_dir": str(MODEL_DIR), "precision": precision}},
+                               "graph_store": {"provider": "neo4j", "config": {"url": uri, "warm_plans": False}},
+                               "history_db_path": str(tmp_path / f"history-{precision}.db"), "warm_up": False})
+
+
+@pytest.mark.neo4j
+def test_a_neo4j_database_with_fp32_vectors_refuses_int8(home, neo4j_uri, raw_driver, tmp_path, uid):
+    """The test database is shared: it holds vectors from the other tests, made at fp32 with no record."""
+    raw_driver.execute_query("MATCH (r:EmbedderRecord) DELETE r")
+    with ScriptedLLMServer() as server:
+        memory = _neo4j_memory(neo4j_uri, server, tmp_path, "fp32")
+        memory.add("I moved to Denver in March.", user_id=uid, infer=False)
+        memory.close()
+        with pytest.raises(ConfigError, match=r"holds fp32 embeddings, not the int8 of the configured embedder"):
+            _neo4j_memory(neo4j_uri, server, tmp_path, "int8")
+        assert not raw_driver.execute_query("MATCH (r:EmbedderRecord) RETURN r").records  # the refusal wrote nothing
+        memory = _neo4j_memory(neo4j_uri, server, tmp_path, "fp32")
+        assert memory.search("where do I live?", user_id=uid)["results"][0]["memory"] == "I moved to Denver in March."
+        memory.delete_all(user_id=uid)
+        memory.close()
+
+
+@pytest.mark.neo4j
+def test_a_neo4j_database_recorded_at_int8_refuses_fp32(home, neo4j_uri, raw_driver, tmp_path, uid):
+    with ScriptedLLMServer() as server:
+        memory = _neo4j_memory(neo4j_uri, server, tmp_path, "fp32")
+        memory.add("I moved to Denver in March.", user_id=uid, infer=False)  # the database holds vectors
+        raw_driver.execute_query("MERGE (r:EmbedderRecord {key: 'embedder'}) SET r.precision = 'int8'")
+        try:
+            with pytest.raises(ConfigError, match=r"holds int8 embeddings, not the fp32"):
+                _neo4j_memory(neo4j_uri, server, tmp_path, "fp32")
+            _neo4j_memory(neo4j_uri, server, tmp_path, "int8").close()  # the recorded precision opens
+        finally:
+            raw_driver.execute_query("MATCH (r:EmbedderRecord) DELETE r")
+            memory.delete_all(user_id=uid)
+            memory.close()

@@ -1,11 +1,5 @@
-"""The precision of the embedder that built an embedded store, kept beside its journal.
-
-A store's vectors must all come from one embedder: the dimension check catches another model of
-another size, and this record catches the same model at another precision (an fp32 store searched
-with int8 query vectors ranks slightly wrong and says nothing). ``embedder.json`` holds
-``{"precision": ...}``; a store without it was built at fp32 (before int8 existed). The first
-embedder to write an empty store sets it; a store with vectors refuses another precision.
-"""
+"""The embedded store's record of its embedder's precision (stores/precision.py): ``embedder.json``
+beside the journal, ``{"precision": ...}``."""
 
 from __future__ import annotations
 
@@ -13,16 +7,17 @@ import json
 import os
 from pathlib import Path
 
-from graphmem.errors import ConfigError, StoreError
+from graphmem.errors import StoreError
+from graphmem.stores import precision as record
 
 FILE = "embedder.json"
 
 
-def recorded(folder: Path) -> str:
+def recorded(folder: Path) -> str | None:
     try:
         data = json.loads((folder / FILE).read_text(encoding="utf-8"))
     except FileNotFoundError:
-        return "fp32"
+        return None
     except (OSError, ValueError) as exc:
         raise StoreError(f"cannot read {folder / FILE}: {exc}") from exc
     precision = data.get("precision") if isinstance(data, dict) else None
@@ -32,19 +27,10 @@ def recorded(folder: Path) -> str:
 
 
 def check(folder: Path, precision: str | None, holds_vectors: bool, read_only: bool) -> None:
-    """Refuse ``precision`` for a store whose vectors were made at another; record it on an empty
-    store. None: the caller does not embed (export, doctor), nothing checked."""
+    """Refuse ``precision`` for a store whose vectors were made at another; record it on an empty one."""
     if precision is None:
         return
-    built = recorded(folder)
-    if built == precision:
-        return
-    if holds_vectors:
-        raise ConfigError(
-            f"graph store {folder} holds {built} embeddings, not the {precision} of the configured embedder: "
-            "a store keeps the embedder it was built with (its precision too). Configure the embedder's "
-            f"precision {built!r}, or give this embedder its own folder (graph_store.config.path)")
-    if not read_only:
+    if record.settle(str(folder), recorded(folder), precision, holds_vectors) and not read_only:
         _write(folder, precision)
 
 

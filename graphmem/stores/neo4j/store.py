@@ -37,7 +37,7 @@ from graphmem.stores.base import (
 from graphmem.stores.lifecycle import Erased, is_expired
 from graphmem.stores.memory_context import ContextQuery, MemoryContext
 from graphmem.stores.neo4j import bulk as bulk_queries
-from graphmem.stores.neo4j import bulk_graph, lifecycle, partition, queries, schema_check, single_pass, warm
+from graphmem.stores.neo4j import bulk_graph, embedder_record, lifecycle, partition, queries, schema_check, single_pass, warm
 from graphmem.stores.neo4j import conversation as log_queries
 from graphmem.stores.neo4j import memories as memory_queries
 from graphmem.stores.neo4j.translate import reason, redact_url, translated
@@ -79,6 +79,7 @@ class Neo4jStore(GraphStore):
         search_relation_limit: int = 1000,
         index_wait_seconds: int = 300,
         warm_plans: bool = True,
+        embedder_precision: str | None = None,
     ) -> None:
         if isinstance(embedding_dims, bool) or not isinstance(embedding_dims, int) or embedding_dims < 1:
             raise ConfigError(f"embedding_dims must be a positive integer, got {embedding_dims!r}")
@@ -86,6 +87,7 @@ class Neo4jStore(GraphStore):
         self.username = username
         self.database = database
         self.embedding_dims = embedding_dims
+        self.embedder_precision = embedder_precision  # refuse a database built at another (stores/precision.py)
         self.vector_plan = vector_plan or VectorPlan()
         self.search_relation_limit = search_relation_limit
         self.index_wait_seconds = index_wait_seconds
@@ -186,6 +188,8 @@ class Neo4jStore(GraphStore):
             indexes = self._query(queries.show_indexes(), read=True)
             self._query(queries.await_indexes(self.index_wait_seconds), read=False)
         self._check_vector_indexes([row for row in indexes if row["name"] in queries.VECTOR_INDEXES])
+        embedder_record.check(f"{redact_url(self.url)} (database {self.database or 'default'})", self.embedder_precision,
+                              self._query, self.read_only)
 
     def warm(self) -> None:
         """With ``warm_plans``: plan the add and search statements on a background thread (warm.py),
