@@ -2,13 +2,12 @@
 
 Dynamic quantization (onnxruntime.quantization.quantize_dynamic): the weights of every MatMul and
 Gather become signed 8-bit integers with one scale per output channel; activations are quantized on
-the fly. On a CPU with VNNI a 34-token bge-small-en-v1.5 query ran 16.7 -> 10.3 ms; the vectors move
-a little (cosine to the fp32 vector 0.99+ per channel, 0.95-0.98 with one scale per tensor), so a
-store's vectors never mix precisions (the embedder's name and fingerprint carry it). Why per channel:
-one scale per tensor cost MiniLM sentences down to cosine 0.95 against 0.99, for about 1 ms.
-onnxruntime's transformer optimizer (fused attention, LayerNorm, GELU) before quantizing was tried
-and not kept: onnxruntime fuses at session load already; fused-then-quantized ran slower (bge 14 ms
-against 10.8) with lower cosine.
+the fly. Measured (docs/models.md, "int8"): the query embedding 1.4x (bge-small-en-v1.5) and 1.7x
+(all-MiniLM-L6-v2) faster, half the memory; the vectors move a little (cosine 0.997 to the fp32
+ones on LOCOMO turns with bge), so a store's vectors never mix precisions (the embedder's name and
+fingerprint carry it; stores/precision.py). Not kept: one scale per tensor (MiniLM cosine 0.95
+against 0.99); onnxruntime's transformer optimizer first (onnxruntime fuses at load already; fused
+then quantized ran slower).
 
 The copy is keyed by the source file's identity (resolved path, size, modification time) and the
 recipe, written whole (temp file + rename); a copy that does not load is made again (``rebuild``).
