@@ -27,7 +27,7 @@ from graphmem.schema.filters import parse
 from graphmem.schema.resources import list_cypher, load_cypher, load_prompt
 from graphmem.stores.base import AddContextQuery, EntityCandidate, GraphQuery, MemoryQuery, RelationFact, relation_visible
 from graphmem.stores.memory_context import ContextQuery
-from graphmem.stores.neo4j import Neo4jStore, bulk_graph, partition, queries, schema_check, single_pass
+from graphmem.stores.neo4j import Neo4jStore, bulk_graph, embedder_record, partition, queries, schema_check, single_pass
 from graphmem.stores.neo4j import bulk as bulk_queries
 from graphmem.stores.neo4j import conversation as log_queries
 from graphmem.stores.neo4j import memories as memory_queries
@@ -131,6 +131,8 @@ def sample_statements():
         bulk_queries.write_verbatim([GraphWrite("add", scope, T0)]),
         bulk_queries.imported_keys(["k"]),
         bulk_queries.idempotent_outcome("k"),
+        embedder_record.read(),
+        embedder_record.write("int8"),
         bulk_graph.write_created([GraphWrite("add", scope, T0, [e])]),
         queries.search_graph(scope, query, plan, 100),
         single_pass.context_statement(scope, AddContextQuery("alice", axis(0), "alice"), plan),

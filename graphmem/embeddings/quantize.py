@@ -50,8 +50,18 @@ def cached_path(source: Path) -> Path:
         raise ConfigError(f"cannot read ONNX model {source}: {exc}") from exc
     identity = "\x1f".join([str(source.resolve()), str(stat.st_size), str(stat.st_mtime_ns), RECIPE])
     key = hashlib.sha256(identity.encode()).hexdigest()[:24]
-    stem = "".join(c if c.isalnum() or c in "-_." else "_" for c in source.resolve().parent.name)[:60]
+    stem = "".join(c if c.isalnum() or c in "-_." else "_" for c in _label(source))[:60]
     return cache_dir() / f"{stem}-{key}.onnx"
+
+
+def _label(source: Path) -> str:
+    """A readable name for the copy: the model's folder (a hub cache's repository name; a hub
+    layout's onnx/ folder is skipped), as the caller named it, before symlinks are followed."""
+    parts = source.absolute().parts[:-1]
+    repo = next((p for p in reversed(parts) if p.startswith("models--")), None)
+    if repo is not None:
+        return repo.rsplit("--", 1)[-1]
+    return parts[-2] if parts[-1] == "onnx" and len(parts) > 1 else parts[-1]
 
 
 def int8_model(source: Path) -> Path:
