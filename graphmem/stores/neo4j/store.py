@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from datetime import datetime
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 import neo4j
 from neo4j import GraphDatabase, RoutingControl
@@ -37,9 +37,10 @@ from graphmem.stores.base import (
 from graphmem.stores.lifecycle import Erased, is_expired
 from graphmem.stores.memory_context import ContextQuery, MemoryContext
 from graphmem.stores.neo4j import bulk as bulk_queries
-from graphmem.stores.neo4j import bulk_graph, lifecycle, partition, queries, schema_check, single_pass, warm
+from graphmem.stores.neo4j import bulk_graph, cached_search, lifecycle, partition, queries, schema_check, single_pass, warm
 from graphmem.stores.neo4j import conversation as log_queries
 from graphmem.stores.neo4j import memories as memory_queries
+from graphmem.stores.neo4j.scope_cache import ScopeCache
 from graphmem.stores.neo4j.translate import reason, redact_url, translated
 from graphmem.stores.neo4j.values import Statement, VectorPlan
 from graphmem.types import Conversation, Entity, GraphWrite, MemoryItem, Owners, Relation, Scope
@@ -79,6 +80,7 @@ class Neo4jStore(GraphStore):
         search_relation_limit: int = 1000,
         index_wait_seconds: int = 300,
         warm_plans: bool = True,
+        relation_cache_mb: float = 256.0,
     ) -> None:
         if isinstance(embedding_dims, bool) or not isinstance(embedding_dims, int) or embedding_dims < 1:
             raise ConfigError(f"embedding_dims must be a positive integer, got {embedding_dims!r}")
@@ -91,6 +93,8 @@ class Neo4jStore(GraphStore):
         self.index_wait_seconds = index_wait_seconds
         self.warm_plans = warm_plans  # setup plans the add and search statements (stores/neo4j/warm.py)
         self._warmer: warm.Warmer | None = None
+        # scopes' vectors for the relation half of search (scope_cache.py); 0: search_graph.cypher only
+        self.relation_cache = ScopeCache(int(relation_cache_mb * 2**20)) if relation_cache_mb > 0 else None
         self.round_trips = 0
         #: for benchmarks, like round_trips: milliseconds the server reported for the statements run
         #: (planning + execution, commits not included), and spent inside the driver (commits included)
@@ -164,9 +168,17 @@ class Neo4jStore(GraphStore):
         self._served(result.consume())  # every record is read: no round trip
         return rows
 
-    def _write_one(self, stmt: Statement) -> neo4j.Record:
-        """One write statement returning one row, in its own managed write transaction."""
-        return self._in_write_transaction(lambda tx: self._run(tx, stmt)[0])
+    def _write_one(self, stmt: Statement, bump: Scope | None = None) -> neo4j.Record:
+        """One write statement returning one row, in its own managed write transaction; ``bump``:
+        a write of that scope's entities or relations, whose version it bumps in that transaction."""
+
+        def work(tx: neo4j.ManagedTransaction) -> neo4j.Record:
+            row = self._run(tx, stmt)[0]
+            if bump is not None:
+                self._run(tx, cached_search.bump([bump.key]))
+            return row
+
+        return self._in_write_transaction(work)
 
     def _check_dims(self, embedding: Sequence[float]) -> None:
         if len(embedding) != self.embedding_dims:
@@ -361,6 +373,7 @@ class Neo4jStore(GraphStore):
                 )
             if attributes is not None:
                 self._run(tx, attributes)
+            self._run(tx, cached_search.bump([write.scope.key]))
             return row
 
         row = self._in_write_transaction(work) if held is None else self._commit_held(held, write.scope, work)
@@ -411,6 +424,7 @@ class Neo4jStore(GraphStore):
             missing = sum(int(row["missing"]) for row in rows)
             if missing:
                 raise InvalidInputError(f"{missing} relation endpoint(s) are not entities of their scope; nothing was written")
+            self._run(tx, cached_search.bump([w.scope.key for w in writes]))
             return rows
 
         rows = self._in_write_transaction(work)
@@ -422,8 +436,14 @@ class Neo4jStore(GraphStore):
         """A create-only batch as one statement (bulk_graph.py); False, with nothing written, when
         it names a stored entity after all (the caller then writes it through write_graph)."""
         stmt = bulk_graph.write_created(writes)
+
+        def work(tx: neo4j.ManagedTransaction) -> list[dict[str, Any]]:
+            rows = bulk_graph.run(tx, stmt, self._count)
+            self._run(tx, cached_search.bump([w.scope.key for w in writes]))
+            return rows
+
         try:
-            rows = self._in_write_transaction(lambda tx: bulk_graph.run(tx, stmt, self._count))
+            rows = self._in_write_transaction(work)
         except bulk_graph.NotCreateOnly:
             return False
         scopes = {w.scope.key: w.scope for w in writes}
@@ -469,6 +489,13 @@ class Neo4jStore(GraphStore):
     def search_graph(self, scope: Scope, query: GraphQuery) -> list[Relation]:
         if query.embedding:
             self._check_dims(query.embedding)
+        if self.relation_cache is not None and cached_search.applies(query):
+            found = cached_search.search(
+                lambda stmt: self._query(stmt, read=True), self.relation_cache, scope, query, self.vector_plan,
+                self.embedding_dims, self.search_relation_limit,
+            )
+            if found is not None:
+                return found
         stmt = queries.search_graph(scope, query, self.vector_plan, self.search_relation_limit)
         return [queries.to_relation(row) for row in self._query(stmt, read=True)]
 
@@ -477,7 +504,7 @@ class Neo4jStore(GraphStore):
             return 0
         for f in facts:
             self._check_dims(f.embedding)
-        return int(self._write_one(queries.set_relation_facts(scope, facts))["updated"])
+        return int(self._write_one(queries.set_relation_facts(scope, facts), bump=scope)["updated"])
 
     def scopes(self) -> list[Scope]:
         return [scope_of_key(row["scope"]) for row in self._query(queries.scopes(), read=True)]
@@ -611,15 +638,15 @@ class Neo4jStore(GraphStore):
         return lifecycle.to_erased(self._write_one(lifecycle.purge_expired(now, batch)))
 
     def forget_scope(self, scope: Scope) -> Erased:
-        return lifecycle.to_erased(self._write_one(lifecycle.forget_scope(scope)))
+        return lifecycle.to_erased(self._write_one(lifecycle.forget_scope(scope), bump=scope))
 
     def forget_entity(self, scope: Scope, canonical: str, pattern: str) -> Erased:
-        return lifecycle.to_erased(self._write_one(lifecycle.forget_entity(scope, canonical, pattern)))
+        return lifecycle.to_erased(self._write_one(lifecycle.forget_entity(scope, canonical, pattern), bump=scope))
 
     # --- removal ------------------------------------------------------------------------------------
 
     def delete_all(self, scope: Scope) -> int:
-        return int(self._write_one(queries.delete_all(scope))["deleted"])
+        return int(self._write_one(queries.delete_all(scope), bump=scope)["deleted"])
 
     def reset(self) -> None:
         stmt = queries.reset()
