@@ -13,11 +13,13 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable
 from datetime import datetime
+from typing import Any
 
 import neo4j
 import numpy as np
 import numpy.typing as npt
 
+from graphmem.schema.filters import scoped
 from graphmem.stores.base import GraphQuery
 from graphmem.stores.neo4j import queries
 from graphmem.stores.neo4j.scope_cache import ScopeCache, ScopeVectors, load
@@ -28,27 +30,52 @@ Run = Callable[[Statement], list[neo4j.Record]]
 Mask = npt.NDArray[np.bool_]
 
 
-def applies(query: GraphQuery) -> bool:
-    """The queries this path answers; search_graph.cypher answers the others."""
-    return bool(query.embedding) and query.relation_pool is not None and int(query.hops) == 1 and query.filters is None
+def applies(scope: Scope, query: GraphQuery) -> bool:
+    """The queries this path answers; search_graph.cypher answers the others (and any with a
+    relation filter, a scope's narrowing ids included: the cache holds the whole partition)."""
+    simple = bool(query.embedding) and query.relation_pool is not None and int(query.hops) == 1
+    return simple and scoped(scope, query.filters, "relation") is None
 
 
 def bump(scopes: list[str]) -> Statement:
+    """A new version of each scope: run in the transaction of a write of its entities or relations."""
     return Statement("bump_scope_version", {"scopes": sorted(set(scopes))})
 
 
-def search(run: Run, cache: ScopeCache, scope: Scope, query: GraphQuery, plan: VectorPlan, dims: int, limit: int) -> list[Relation] | None:
-    """The relations search_graph.cypher returns for ``query``; None when the scope is too large
-    for the exact entity scan (the caller runs search_graph.cypher)."""
-    terms = fulltext_terms(query.text or "", names=True)
+def erased(scope: Scope) -> Statement:
+    """For a write that erases ``scope`` (delete_all, forget_scope): its partition's version node
+    removed when the whole partition goes (no node may name it after), else bumped."""
+    if scope.narrowing:
+        return bump([scope.key])
+    return Statement("drop_scope_version", {"scope": scope.key})
+
+
+def seeds_statement(scope: Scope, query: GraphQuery, plan: VectorPlan) -> Statement:
+    """The scope's version and the query's fulltext seeds, as search_graph.cypher finds them."""
     top_k = int(query.top_k)
-    (head,) = run(Statement("search_graph_seeds", {
-        "scope": scope.key, "fulltext_terms": terms, "fulltext_scope": lucene_escape(scope.key),
-        "fulltext_limit": top_k * plan.fulltext_k + 10, "top_k": top_k,
-    }))  # fmt: skip
+    return Statement("search_graph_seeds", {
+        "scope": scope.key, "fulltext_terms": fulltext_terms(query.text or "", names=True),
+        "fulltext_scope": lucene_escape(scope.key), "fulltext_limit": top_k * plan.fulltext_k + 10, "top_k": top_k,
+    })  # fmt: skip
+
+
+def vectors_statement(scope: Scope) -> Statement:
+    return Statement("scope_vectors", {"scope": scope.key})
+
+
+def rows_statement(scope: Scope, rows: list[dict[str, Any]]) -> Statement:
+    return Statement("search_graph_rows", {"scope": scope.key, "rows": rows})
+
+
+def search(run: Run, cache: ScopeCache, scope: Scope, query: GraphQuery, plan: VectorPlan, dims: int, limit: int) -> list[Relation] | None:
+    """The relations search_graph.cypher returns for ``query``; None when the scope has no version
+    or is too large for the exact entity scan (the caller runs search_graph.cypher)."""
+    (head,) = run(seeds_statement(scope, query, plan))
+    if head["version"] is None:  # never written since versions exist (or erased): nothing to trust a cache with
+        return None
     vectors = cache.get(scope.key, head["version"])
     if vectors is None:
-        (row,) = run(Statement("scope_vectors", {"scope": scope.key}))
+        (row,) = run(vectors_statement(scope))
         vectors = load(row, dims)
         cache.put(scope.key, vectors)
     if len(vectors.entity_ids) > plan.scan_limit:
@@ -63,7 +90,7 @@ def _fetch(run: Run, scope: Scope, v: ScopeVectors, wanted: list[int]) -> None:
     Kept with the entry: its version covers them (every write of the scope bumps it)."""
     missing = [{"i": k, "eid": v.eids[k], "id": v.rel_ids[k]} for k in wanted if k not in v.rows]
     if missing:
-        for row in run(Statement("search_graph_rows", {"scope": scope.key, "rows": missing})):
+        for row in run(rows_statement(scope, missing)):
             v.rows[int(row["i"])] = queries.to_relation(row)
 
 
@@ -104,7 +131,7 @@ def _seeds(v: ScopeVectors, query: GraphQuery, hits: list[tuple[str, float]]) ->
     """Seed entities -> (fulltext, seed): by vector (the exact scan), by name text, by exact name."""
     q = np.asarray(query.embedding, dtype=np.float64)
     q = q / (np.linalg.norm(q) or 1.0)
-    cos = v.entity_vectors @ q
+    cos = (v.entity_vectors @ q.astype(np.float32)).astype(np.float64)
     ok = np.flatnonzero(v.entity_has & (cos >= float(query.threshold)))
     by_vector = sorted(ok, key=lambda i: (-cos[i], int(v.entity_rank[i])))[: int(query.top_k)]
     out: dict[int, list[float]] = {int(i): [0.0, float(cos[i])] for i in by_vector}
@@ -153,7 +180,7 @@ def _fact_scores(v: ScopeVectors, query: GraphQuery) -> npt.NDArray[np.float64]:
     moved = moved / (np.linalg.norm(moved) or 1.0)
     norm, shift = scoring["fact_norm"], scoring["fact_shift"]
     assert isinstance(norm, float) and isinstance(shift, float)
-    scores = norm * (v.fact_vectors @ moved) + shift
+    scores = norm * (v.fact_vectors @ moved.astype(np.float32)).astype(np.float64) + shift
     return np.where(v.fact_has, scores, 0.0)
 
 

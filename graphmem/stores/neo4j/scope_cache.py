@@ -24,16 +24,16 @@ from graphmem.types import Relation
 
 #: a missing time or sequence number sorts last (Cypher orders nulls last in ascending order)
 LAST = np.iinfo(np.int64).max
-FloatArray = npt.NDArray[np.float64]
+FloatArray = npt.NDArray[np.float32]
 IntArray = npt.NDArray[np.int64]
 
 
 def _unit(rows: Sequence[Sequence[float] | None], dims: int) -> tuple[FloatArray, npt.NDArray[np.bool_]]:
     """Unit vectors of the rows of ``dims`` numbers (zeros elsewhere) and which rows have them."""
     has = np.array([v is not None and len(v) == dims for v in rows], dtype=bool)
-    out = np.zeros((len(rows), dims), dtype=np.float64)
+    out = np.zeros((len(rows), dims), dtype=np.float32)  # as Neo4j stores them
     if has.any():
-        out[has] = np.array([v for v, ok in zip(rows, has, strict=True) if ok], dtype=np.float64)
+        out[has] = np.array([v for v, ok in zip(rows, has, strict=True) if ok], dtype=np.float32)
         norms = np.linalg.norm(out[has], axis=1, keepdims=True)
         out[has] = out[has] / np.where(norms > 0, norms, 1.0)
     return out, has

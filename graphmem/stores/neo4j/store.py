@@ -168,14 +168,14 @@ class Neo4jStore(GraphStore):
         self._served(result.consume())  # every record is read: no round trip
         return rows
 
-    def _write_one(self, stmt: Statement, bump: Scope | None = None) -> neo4j.Record:
-        """One write statement returning one row, in its own managed write transaction; ``bump``:
-        a write of that scope's entities or relations, whose version it bumps in that transaction."""
+    def _write_one(self, stmt: Statement, then: Statement | None = None) -> neo4j.Record:
+        """One write statement returning one row, in its own managed write transaction; ``then``
+        runs in that transaction after it (a scope version's bump or drop: cached_search.py)."""
 
         def work(tx: neo4j.ManagedTransaction) -> neo4j.Record:
             row = self._run(tx, stmt)[0]
-            if bump is not None:
-                self._run(tx, cached_search.bump([bump.key]))
+            if then is not None:
+                self._run(tx, then)
             return row
 
         return self._in_write_transaction(work)
@@ -489,7 +489,7 @@ class Neo4jStore(GraphStore):
     def search_graph(self, scope: Scope, query: GraphQuery) -> list[Relation]:
         if query.embedding:
             self._check_dims(query.embedding)
-        if self.relation_cache is not None and cached_search.applies(query):
+        if self.relation_cache is not None and cached_search.applies(scope, query):
             found = cached_search.search(
                 lambda stmt: self._query(stmt, read=True), self.relation_cache, scope, query, self.vector_plan,
                 self.embedding_dims, self.search_relation_limit,
@@ -504,7 +504,7 @@ class Neo4jStore(GraphStore):
             return 0
         for f in facts:
             self._check_dims(f.embedding)
-        return int(self._write_one(queries.set_relation_facts(scope, facts), bump=scope)["updated"])
+        return int(self._write_one(queries.set_relation_facts(scope, facts), cached_search.bump([scope.key]))["updated"])
 
     def scopes(self) -> list[Scope]:
         return [scope_of_key(row["scope"]) for row in self._query(queries.scopes(), read=True)]
@@ -638,15 +638,15 @@ class Neo4jStore(GraphStore):
         return lifecycle.to_erased(self._write_one(lifecycle.purge_expired(now, batch)))
 
     def forget_scope(self, scope: Scope) -> Erased:
-        return lifecycle.to_erased(self._write_one(lifecycle.forget_scope(scope), bump=scope))
+        return lifecycle.to_erased(self._write_one(lifecycle.forget_scope(scope), cached_search.erased(scope)))
 
     def forget_entity(self, scope: Scope, canonical: str, pattern: str) -> Erased:
-        return lifecycle.to_erased(self._write_one(lifecycle.forget_entity(scope, canonical, pattern), bump=scope))
+        return lifecycle.to_erased(self._write_one(lifecycle.forget_entity(scope, canonical, pattern), cached_search.bump([scope.key])))
 
     # --- removal ------------------------------------------------------------------------------------
 
     def delete_all(self, scope: Scope) -> int:
-        return int(self._write_one(queries.delete_all(scope), bump=scope)["deleted"])
+        return int(self._write_one(queries.delete_all(scope), cached_search.erased(scope))["deleted"])
 
     def reset(self) -> None:
         stmt = queries.reset()
