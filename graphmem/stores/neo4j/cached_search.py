@@ -1,11 +1,11 @@
 """search_graph.cypher's common case with the exact scans done in the client (scope_cache.py).
 
 A search (one hop, pooled, with a query vector, no relation filter, a scope small enough for the
-exact entity scan) reads the scope's version and its fulltext seeds (search_graph_seeds.cypher),
-loads the scope's vectors when the cache does not hold that version (scope_vectors.cypher), ranks
-as search_graph.cypher does (the same seeds, time filter, per-seed pools, fact candidates, scores
-and order), and reads only the chosen relations (search_graph_rows.cypher): two round trips, three
-on a cold or stale cache. Any other query runs search_graph.cypher.
+exact entity scan) reads the scope's version and its fulltext seeds, and the scope's vectors when
+the cache does not hold that version (search_graph_seeds.cypher); ranks as search_graph.cypher does
+(the same seeds, time filter, per-seed pools, fact candidates, scores and order); and reads the
+chosen relations the entry has not read before (search_graph_rows.cypher): one round trip for a
+warm scope, two otherwise. Any other query runs search_graph.cypher.
 """
 
 from __future__ import annotations
@@ -37,30 +37,15 @@ def applies(scope: Scope, query: GraphQuery) -> bool:
     return simple and scoped(scope, query.filters, "relation") is None
 
 
-def bump(scopes: list[str]) -> Statement:
-    """A new version of each scope: run in the transaction of a write of its entities or relations."""
-    return Statement("bump_scope_version", {"scopes": sorted(set(scopes))})
-
-
-def erased(scope: Scope) -> Statement:
-    """For a write that erases ``scope`` (delete_all, forget_scope): its partition's version node
-    removed when the whole partition goes (no node may name it after), else bumped."""
-    if scope.narrowing:
-        return bump([scope.key])
-    return Statement("drop_scope_version", {"scope": scope.key})
-
-
-def seeds_statement(scope: Scope, query: GraphQuery, plan: VectorPlan) -> Statement:
-    """The scope's version and the query's fulltext seeds, as search_graph.cypher finds them."""
+def seeds_statement(scope: Scope, query: GraphQuery, plan: VectorPlan, known_version: str | None) -> Statement:
+    """The scope's version and size, the query's fulltext seeds (as search_graph.cypher finds them)
+    and, when the version is not ``known_version``, the scope's vectors."""
     top_k = int(query.top_k)
     return Statement("search_graph_seeds", {
-        "scope": scope.key, "fulltext_terms": fulltext_terms(query.text or "", names=True),
-        "fulltext_scope": lucene_escape(scope.key), "fulltext_limit": top_k * plan.fulltext_k + 10, "top_k": top_k,
+        "scope": scope.key, "known_version": known_version, "scan_limit": plan.scan_limit,
+        "fulltext_terms": fulltext_terms(query.text or "", names=True), "fulltext_scope": lucene_escape(scope.key),
+        "fulltext_limit": top_k * plan.fulltext_k + 10, "top_k": top_k,
     })  # fmt: skip
-
-
-def vectors_statement(scope: Scope) -> Statement:
-    return Statement("scope_vectors", {"scope": scope.key})
 
 
 def rows_statement(scope: Scope, rows: list[dict[str, Any]]) -> Statement:
@@ -70,16 +55,17 @@ def rows_statement(scope: Scope, rows: list[dict[str, Any]]) -> Statement:
 def search(run: Run, cache: ScopeCache, scope: Scope, query: GraphQuery, plan: VectorPlan, dims: int, limit: int) -> list[Relation] | None:
     """The relations search_graph.cypher returns for ``query``; None when the scope has no version
     or is too large for the exact entity scan (the caller runs search_graph.cypher)."""
-    (head,) = run(seeds_statement(scope, query, plan))
-    if head["version"] is None:  # never written since versions exist (or erased): nothing to trust a cache with
+    held = cache.peek(scope.key)
+    (head,) = run(seeds_statement(scope, query, plan, None if held is None else held.version))
+    version = head["version"]
+    if version is None or head["scope_size"] > plan.scan_limit:  # never written since versions exist (or erased); large
         return None
-    vectors = cache.get(scope.key, head["version"])
+    vectors = cache.get(scope.key, version)
     if vectors is None:
-        (row,) = run(vectors_statement(scope))
-        vectors = load(row, dims)
+        if version == (held.version if held is not None else None):  # evicted since it was peeked
+            return None
+        vectors = load(head, dims)
         cache.put(scope.key, vectors)
-    if len(vectors.entity_ids) > plan.scan_limit:
-        return None
     chosen = rank(vectors, query, [(str(i), float(s)) for i, s in head["hits"]], limit)
     _fetch(run, scope, vectors, [k for k, _ in chosen])
     return [_scored(vectors.rows[k], scores) for k, scores in chosen if k in vectors.rows]

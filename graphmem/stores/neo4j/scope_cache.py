@@ -2,9 +2,10 @@
 search (cached_search.py): the exact cosines search_graph.cypher computes by scanning ~1,000
 vectors in Cypher (tens of milliseconds each scan), done in numpy in the client.
 
-A scope's entry is valid for one version of the scope (bump_scope_version.cypher: every write
-of its entities or relations sets a new one in its own transaction); each search reads the version
-and loads the scope again when it moved, so a write of another process is seen by the next search.
+A scope's entry is valid for one version of the scope (its (:ScopeVersion) node: every statement
+that writes its entities or relations sets a new random version first, in the same transaction);
+each search reads the version and loads the scope again when it moved, so a write of another
+process is seen by the next search.
 The key is the whole scope key (a security boundary: nothing is shared between scopes). Least
 recently used scopes are evicted past ``max_bytes``.
 """
@@ -89,7 +90,7 @@ class ScopeVectors:
 
 
 def load(row: Mapping[str, Any], dims: int) -> ScopeVectors:
-    """A ScopeVectors from scope_vectors.cypher's row."""
+    """A ScopeVectors from search_graph_seeds.cypher's row (one that carries the vectors)."""
     entities, relations = row["entities"], row["relations"]
     entity_ids = [str(e[0]) for e in entities]
     entity_vectors, entity_has = _unit([e[1] for e in entities], dims)
@@ -134,6 +135,11 @@ class ScopeCache:
         self._entries: OrderedDict[str, ScopeVectors] = OrderedDict()
         self._lock = threading.Lock()
         self.loads = 0  # scopes loaded (cold or stale): for tests and benchmarks
+
+    def peek(self, key: str) -> ScopeVectors | None:
+        """The scope's entry whatever its version (not marked as used)."""
+        with self._lock:
+            return self._entries.get(key)
 
     def get(self, key: str, version: str | None) -> ScopeVectors | None:
         """The scope's entry if it holds ``version``, else None (a stale entry is dropped)."""

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from datetime import datetime
-from typing import Any, Literal, TypeVar
+from typing import Literal, TypeVar
 
 import neo4j
 from neo4j import GraphDatabase, RoutingControl
@@ -168,17 +168,9 @@ class Neo4jStore(GraphStore):
         self._served(result.consume())  # every record is read: no round trip
         return rows
 
-    def _write_one(self, stmt: Statement, then: Statement | None = None) -> neo4j.Record:
-        """One write statement returning one row, in its own managed write transaction; ``then``
-        runs in that transaction after it (a scope version's bump or drop: cached_search.py)."""
-
-        def work(tx: neo4j.ManagedTransaction) -> neo4j.Record:
-            row = self._run(tx, stmt)[0]
-            if then is not None:
-                self._run(tx, then)
-            return row
-
-        return self._in_write_transaction(work)
+    def _write_one(self, stmt: Statement) -> neo4j.Record:
+        """One write statement returning one row, in its own managed write transaction."""
+        return self._in_write_transaction(lambda tx: self._run(tx, stmt)[0])
 
     def _check_dims(self, embedding: Sequence[float]) -> None:
         if len(embedding) != self.embedding_dims:
@@ -373,7 +365,6 @@ class Neo4jStore(GraphStore):
                 )
             if attributes is not None:
                 self._run(tx, attributes)
-            self._run(tx, cached_search.bump([write.scope.key]))
             return row
 
         row = self._in_write_transaction(work) if held is None else self._commit_held(held, write.scope, work)
@@ -424,7 +415,6 @@ class Neo4jStore(GraphStore):
             missing = sum(int(row["missing"]) for row in rows)
             if missing:
                 raise InvalidInputError(f"{missing} relation endpoint(s) are not entities of their scope; nothing was written")
-            self._run(tx, cached_search.bump([w.scope.key for w in writes]))
             return rows
 
         rows = self._in_write_transaction(work)
@@ -436,14 +426,8 @@ class Neo4jStore(GraphStore):
         """A create-only batch as one statement (bulk_graph.py); False, with nothing written, when
         it names a stored entity after all (the caller then writes it through write_graph)."""
         stmt = bulk_graph.write_created(writes)
-
-        def work(tx: neo4j.ManagedTransaction) -> list[dict[str, Any]]:
-            rows = bulk_graph.run(tx, stmt, self._count)
-            self._run(tx, cached_search.bump([w.scope.key for w in writes]))
-            return rows
-
         try:
-            rows = self._in_write_transaction(work)
+            rows = self._in_write_transaction(lambda tx: bulk_graph.run(tx, stmt, self._count))
         except bulk_graph.NotCreateOnly:
             return False
         scopes = {w.scope.key: w.scope for w in writes}
@@ -504,7 +488,7 @@ class Neo4jStore(GraphStore):
             return 0
         for f in facts:
             self._check_dims(f.embedding)
-        return int(self._write_one(queries.set_relation_facts(scope, facts), cached_search.bump([scope.key]))["updated"])
+        return int(self._write_one(queries.set_relation_facts(scope, facts))["updated"])
 
     def scopes(self) -> list[Scope]:
         return [scope_of_key(row["scope"]) for row in self._query(queries.scopes(), read=True)]
@@ -638,15 +622,15 @@ class Neo4jStore(GraphStore):
         return lifecycle.to_erased(self._write_one(lifecycle.purge_expired(now, batch)))
 
     def forget_scope(self, scope: Scope) -> Erased:
-        return lifecycle.to_erased(self._write_one(lifecycle.forget_scope(scope), cached_search.erased(scope)))
+        return lifecycle.to_erased(self._write_one(lifecycle.forget_scope(scope)))
 
     def forget_entity(self, scope: Scope, canonical: str, pattern: str) -> Erased:
-        return lifecycle.to_erased(self._write_one(lifecycle.forget_entity(scope, canonical, pattern), cached_search.bump([scope.key])))
+        return lifecycle.to_erased(self._write_one(lifecycle.forget_entity(scope, canonical, pattern)))
 
     # --- removal ------------------------------------------------------------------------------------
 
     def delete_all(self, scope: Scope) -> int:
-        return int(self._write_one(queries.delete_all(scope), cached_search.erased(scope))["deleted"])
+        return int(self._write_one(queries.delete_all(scope))["deleted"])
 
     def reset(self) -> None:
         stmt = queries.reset()

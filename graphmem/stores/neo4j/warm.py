@@ -78,20 +78,18 @@ def statements(dims: int, plan: VectorPlan, relation_limit: int) -> list[Job]:
         single_pass.context_statement(s, AddContextQuery("warm", v, "warm up"), plan),
         queries.write_graph(write, unlock=True),
         queries.set_entity_attributes(write),
-        cached_search.bump([s.key]),
     ]
     found: list[tuple[list[Statement | None], bool]] = [
         (locked, False),
         ([queries.search_graph(s, GraphQuery(v, "warm up", ["warm"]), plan, relation_limit)], True),
-        ([cached_search.seeds_statement(s, GraphQuery(v, "warm up", ["warm"]), plan), cached_search.vectors_statement(s),
-          cached_search.rows_statement(s, [])], True),
+        ([cached_search.seeds_statement(s, GraphQuery(v, "warm up", ["warm"]), plan, None), cached_search.rows_statement(s, [])], True),
         ([memory_queries.search_memories(s, MemoryQuery(v, "warm up"), plan)], True),
         ([memory_queries.memory_context(s, ContextQuery(v, ["none"]))], True),
         ([log_queries.conversation(s, 10)], True),  # the summary's and get_summary's reads, outside a lock
         ([single_pass.context_statement(s, AddContextQuery("warm", v, "warm up"), plan)], True),
         ([log_queries.set_summary(s, "warm", 1, _AT)], False),
         ([lifecycle.purge_expired(_AT, 1)], False),  # retention's purge runs on an add's path once a minute
-        ([queries.write_graph(write), queries.set_entity_attributes(write), cached_search.bump([s.key])], False),  # add_many: no lock
+        ([queries.write_graph(write), queries.set_entity_attributes(write)], False),  # add_many: no lock
     ]
     jobs = [(tuple(stmt for stmt in group if stmt is not None), read) for group, read in found]
     return [job for job in jobs if job[0]]
