@@ -10,7 +10,6 @@ warm scope, two otherwise. Any other query runs search_graph.cypher.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
@@ -82,7 +81,8 @@ def _fetch(run: Run, scope: Scope, v: ScopeVectors, wanted: list[int]) -> None:
 
 def _scored(template: Relation, scores: dict[str, float]) -> Relation:
     """A copy of the entry's relation with this search's scores (the caller may change its copy)."""
-    out = copy.copy(template)
+    out = object.__new__(Relation)  # copy.copy, without its generic protocol (~100 relations a search)
+    out.__dict__.update(template.__dict__)
     out.provenance = list(template.provenance)
     out.source_attributes, out.destination_attributes = dict(template.source_attributes), dict(template.destination_attributes)
     out.scores = scores
@@ -117,7 +117,7 @@ def _seeds(v: ScopeVectors, query: GraphQuery, hits: list[tuple[str, float]]) ->
     """Seed entities -> (fulltext, seed): by vector (the exact scan), by name text, by exact name."""
     q = np.asarray(query.embedding, dtype=np.float64)
     q = q / (np.linalg.norm(q) or 1.0)
-    cos = (v.entity_vectors @ q.astype(np.float32)).astype(np.float64)
+    cos = v.entity_vectors.astype(np.float64) @ q  # in double, as Neo4j's cosine: float32 sums flip near ties
     ok = np.flatnonzero(v.entity_has & (cos >= float(query.threshold)))
     by_vector = sorted(ok, key=lambda i: (-cos[i], int(v.entity_rank[i])))[: int(query.top_k)]
     out: dict[int, list[float]] = {int(i): [0.0, float(cos[i])] for i in by_vector}
@@ -166,7 +166,7 @@ def _fact_scores(v: ScopeVectors, query: GraphQuery) -> npt.NDArray[np.float64]:
     moved = moved / (np.linalg.norm(moved) or 1.0)
     norm, shift = scoring["fact_norm"], scoring["fact_shift"]
     assert isinstance(norm, float) and isinstance(shift, float)
-    scores = norm * (v.fact_vectors @ moved.astype(np.float32)).astype(np.float64) + shift
+    scores = norm * (v.fact_vectors.astype(np.float64) @ moved) + shift
     return np.where(v.fact_has, scores, 0.0)
 
 
@@ -174,7 +174,10 @@ def _matched(v: ScopeVectors, terms: list[str]) -> npt.NDArray[np.int64] | None:
     """How many of ``terms`` each relation's fact contains (search_graph.cypher's ``matched``)."""
     if not terms:
         return None
-    return np.array([0 if f is None else sum(t in f for t in terms) for f in v.facts], dtype=np.int64)
+    counts = np.zeros(len(v.fact_text), dtype=np.int64)
+    for t in terms:
+        counts += np.char.find(v.fact_text, t) >= 0
+    return np.where(v.fact_known, counts, 0)
 
 
 def _pooled(

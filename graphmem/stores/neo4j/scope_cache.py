@@ -67,7 +67,8 @@ class ScopeVectors:
     rel_ids: list[str]
     fact_vectors: FloatArray
     fact_has: npt.NDArray[np.bool_]
-    facts: list[str | None]  # lower-case fact text
+    fact_text: npt.NDArray[np.str_]  # lower-case fact text, "" for none (np.char.find: the query terms they hold)
+    fact_known: npt.NDArray[np.bool_]  # a fact text is stored
     created: IntArray
     expired: IntArray  # missing: LAST
     valid: IntArray  # missing: -1 (no lower bound)
@@ -82,10 +83,10 @@ class ScopeVectors:
 
     @property
     def nbytes(self) -> int:
-        arrays = (self.entity_vectors, self.fact_vectors, self.created, self.expired, self.valid, self.invalid, self.tie_rank)
-        # ids, element ids and fact texts as Python strings (~100 bytes each with their headers), and a
+        arrays = (self.entity_vectors, self.fact_vectors, self.fact_text, self.created, self.expired, self.valid, self.invalid, self.tie_rank)
+        # ids and element ids as Python strings (~100 bytes each with their headers), and a
         # relation read by a search as an object with its dicts and strings (~1.5 KB)
-        text = sum(len(f or "") for f in self.facts) + 100 * (2 * len(self.rel_ids) + len(self.entity_ids))
+        text = 100 * (2 * len(self.rel_ids) + len(self.entity_ids))
         return int(sum(a.nbytes for a in arrays)) + sum(a.nbytes for a in self.incident) + text + 1500 * len(self.rows)
 
 
@@ -110,7 +111,9 @@ def load(row: Mapping[str, Any], dims: int) -> ScopeVectors:
     return ScopeVectors(
         version=row["version"], entity_ids=entity_ids, entity_vectors=entity_vectors, entity_has=entity_has,
         entity_rank=_rank(entity_ids), eids=[str(r[0]) for r in relations], rel_ids=rel_ids,
-        fact_vectors=fact_vectors, fact_has=fact_has, facts=[r[5] for r in relations], created=created,
+        fact_vectors=fact_vectors, fact_has=fact_has,
+        fact_text=np.array([r[5] or "" for r in relations], dtype=np.str_),
+        fact_known=np.array([r[5] is not None for r in relations], dtype=bool), created=created,
         expired=np.array([_nanos(r[8], LAST) for r in relations], dtype=np.int64),
         valid=np.array([_nanos(r[9], -1) for r in relations], dtype=np.int64),
         invalid=np.array([_nanos(r[10], LAST) for r in relations], dtype=np.int64),
