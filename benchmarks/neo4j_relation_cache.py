@@ -5,7 +5,8 @@ The graph_retrieval graphs (``--split``) and its latency user (~1,000 relations 
 are loaded into the embedded store and into Neo4j (one load; a second Neo4jStore on the same
 server runs without the cache, as before). Rankings: every question's top 10 of the relation half
 (retrieval.graph.search_relations, with the question's as_of and hops) with and without the cache:
-ids in order and fused scores. Latency: the relation half on the latency user, the three systems
+ids in order and fused scores; and the store's whole candidate pool (search_graph): ids in order
+and the three scores. Latency: the relation half on the latency user, the three systems
 interleaved in the same rounds (query embeddings made beforehand), p50 / p95 ms and the ratio of
 Neo4j's p95 to the embedded store's; plus the cold load of the latency user's scope and what the
 cache holds for it.
@@ -27,7 +28,7 @@ from benchmarks import graph_retrieval as gr
 from benchmarks.graph_data import UserGraph, generate, latency_user
 from graphmem import Memory
 from graphmem.retrieval import get_preset
-from graphmem.retrieval.graph import search_relations
+from graphmem.retrieval.graph import graph_query, search_relations
 from graphmem.retrieval.hubness import query_vectors
 from graphmem.retrieval.scale import on_scale
 from graphmem.stores.embedded import EmbeddedStore
@@ -58,21 +59,35 @@ def top(store: Any, scope: Scope, text: str, vector: list[float], q: Any, preset
     return [(r.id, float(r.score or 0.0)) for r in found]
 
 
+def pool(store: Any, scope: Scope, text: str, vector: list[float], q: Any, preset: Any, centre: Any) -> list[tuple[str, list[float]]]:
+    """The store's candidates (search_graph) in its order, with their three scores."""
+    found = store.search_graph(scope, graph_query(scope, text, vector, preset, getattr(q, "as_of", None), hops=getattr(q, "hops", 1),
+                                                  centre=centre))
+    return [(r.id, [r.scores["vector"], r.scores["seed"], r.scores["fulltext"]]) for r in found]
+
+
 def compare(cached: Neo4jStore, plain: Neo4jStore, graphs: list[UserGraph], embedder: Any, preset: Any, centre: Any) -> dict[str, Any]:
-    """Every question's top 10 with and without the cache."""
-    same, differ, worst, asked = 0, [], 0.0, 0
+    """Every question's top 10 and the store's whole candidate pool, with and without the cache."""
+    same, same_pool, differ, worst, worst_pool, asked, one_hop = 0, 0, [], 0.0, 0.0, 0, 0
     for g in graphs:
         scope = Scope.of(user_id=g.user_id)
         for q in g.questions:
             vector = embedder.embed_query(q.text)
             a, b = top(cached, scope, q.text, vector, q, preset, centre), top(plain, scope, q.text, vector, q, preset, centre)
-            asked += 1
+            asked, one_hop = asked + 1, one_hop + (getattr(q, "hops", 1) == 1)
             if [i for i, _ in a] == [i for i, _ in b]:
                 same += 1
                 worst = max([worst, *(abs(x - y) for (_, x), (_, y) in zip(a, b, strict=True))])
             else:
                 differ.append({"q": q.text, "cached": [i for i, _ in a], "statement": [i for i, _ in b]})
-    return {"questions": asked, "same_top10": same, "max_score_diff": worst, "differ": differ[:5]}
+            pa, pb = pool(cached, scope, q.text, vector, q, preset, centre), pool(plain, scope, q.text, vector, q, preset, centre)
+            if [i for i, _ in pa] == [i for i, _ in pb]:
+                same_pool += 1
+                worst_pool = max([worst_pool, *(abs(x - y) for (_, xs), (_, ys) in zip(pa, pb, strict=True) for x, y in zip(xs, ys, strict=True))])
+            else:
+                differ.append({"q": q.text, "pool": True, "cached": [i for i, _ in pa], "statement": [i for i, _ in pb]})
+    return {"questions": asked, "one_hop": one_hop, "same_top10": same, "max_score_diff": worst, "same_pool": same_pool,
+            "max_pool_score_diff": worst_pool, "differ": differ[:5]}
 
 
 def latency(stores: dict[str, Any], g: UserGraph, embedder: Any, preset: Any, centre: Any, rounds: int) -> dict[str, Any]:
@@ -153,7 +168,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{model}: done", file=sys.stderr)
     for run in runs:
         r, c = run["rankings"], run["cache"]
-        print(f"{run['embedder']}: top 10 identical {r['same_top10']}/{r['questions']} (max fused score diff {r['max_score_diff']:.2e}); "
+        print(f"{run['embedder']}: top 10 identical {r['same_top10']}/{r['questions']} (max fused score diff {r['max_score_diff']:.2e}), "
+              f"store pool identical {r['same_pool']}/{r['questions']} (max score diff {r['max_pool_score_diff']:.2e}; "
+              f"{r['one_hop']} one-hop questions: the cached path); "
               f"cold search {c['cold_search_ms']} ms; cache {c['bytes'] / 2**20:.2f} MiB for {c['relations']} relations, "
               f"{c['entities']} entities ({c['bytes_per_1000_relations'] / 2**20:.2f} MiB per 1,000 relations)")
         for name, lat in run["latency_ms"].items():
