@@ -9,7 +9,7 @@ ids in order and fused scores; and the store's whole candidate pool (search_grap
 and the three scores. Latency: the relation half on the latency user, the three systems
 interleaved in the same rounds (query embeddings made beforehand), p50 / p95 ms and the ratio of
 Neo4j's p95 to the embedded store's; plus the cold load of the latency user's scope and what the
-cache holds for it.
+cache holds for it; and an agent's turns: an add to that scope, then its searches.
 
     python -m benchmarks.neo4j_relation_cache --neo4j-url bolt://127.0.0.1:7781 --embedder minilm bge
 """
@@ -34,7 +34,7 @@ from graphmem.retrieval.scale import on_scale
 from graphmem.stores.embedded import EmbeddedStore
 from graphmem.stores.neo4j import Neo4jStore
 from graphmem.testing import ScriptedLLMServer
-from graphmem.types import Scope
+from graphmem.types import EntityWrite, GraphWrite, RelationWrite, Scope, canonical_name, new_id, utcnow
 
 TOP = 10
 
@@ -48,6 +48,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--split", default="dev", choices=["dev", "heldout"])
     p.add_argument("--latency-relations", type=int, default=1000)
     p.add_argument("--rounds", type=int, default=3, help="timed rounds of the latency questions (after one warm-up round)")
+    p.add_argument("--write-rounds", type=int, default=10, help="adds to the latency user, each followed by its searches")
     p.add_argument("--label", default=None)
     p.add_argument("--out", default=None)
     return p.parse_args(argv)
@@ -108,6 +109,25 @@ def latency(stores: dict[str, Any], g: UserGraph, embedder: Any, preset: Any, ce
     return out
 
 
+def after_writes(cached: Neo4jStore, plain: Neo4jStore, g: UserGraph, embedder: Any, preset: Any, centre: Any, rounds: int) -> dict[str, Any]:
+    """An agent's turn: one add to the latency user's scope (a new entity and its relation to the
+    user), then its search, twice (the second meets the same version), per store; ms per search."""
+    scope = Scope.of(user_id=g.user_id)
+    (me,) = [e for e in cached.entities(scope) if e.canonical == canonical_name(g.user_id)]
+    same = EntityWrite(me.id, me.name, me.canonical, me.entity_type, me.embedding or embedder.embed([me.name])[0], False)
+    q = g.questions[0]
+    vector = embedder.embed_query(q.text)
+    times: dict[str, list[float]] = {"neo4j cached, 1st search": [], "neo4j cached, 2nd search": [], "neo4j statement": []}
+    for i in range(rounds):
+        new = EntityWrite(new_id(), f"thing {i}", canonical_name(f"thing {i}"), "object", embedder.embed([f"thing {i}"])[0], True)
+        cached.write(GraphWrite(new_id(), scope, utcnow(), [same, new], [RelationWrite(me.id, "LIKES", new.id, utcnow())]))
+        for name, store in (("neo4j cached, 1st search", cached), ("neo4j cached, 2nd search", cached), ("neo4j statement", plain)):
+            started = time.perf_counter()
+            search_relations(store, scope, q.text, vector, preset, TOP, centre=centre)
+            times[name].append((time.perf_counter() - started) * 1000)
+    return {name: common.percentiles(t) for name, t in times.items()}
+
+
 def cold_load(store: Neo4jStore, g: UserGraph, embedder: Any, preset: Any, centre: Any) -> dict[str, Any]:
     """The latency user's first search on an empty cache, and what the cache then holds."""
     assert store.relation_cache is not None
@@ -147,7 +167,8 @@ def run_model(model: str, args: argparse.Namespace, graphs: list[UserGraph], slo
             result = {"embedder": model, "rankings": compare(cached, plain, everyone, embedder, preset, centre),
                       "latency_ms": latency({"embedded": embedded, "neo4j cached": cached, "neo4j statement": plain}, slow, embedder,
                                             preset, centre, args.rounds),
-                      "cache": cold_load(cached, slow, embedder, preset, centre)}
+                      "cache": cold_load(cached, slow, embedder, preset, centre),
+                      "after_writes_ms": after_writes(cached, plain, slow, embedder, preset, centre, args.write_rounds)}
             for g in everyone:
                 memories[0].delete_all(user_id=g.user_id)
             return result
@@ -175,6 +196,8 @@ def main(argv: list[str] | None = None) -> int:
               f"{c['entities']} entities ({c['bytes_per_1000_relations'] / 2**20:.2f} MiB per 1,000 relations)")
         for name, lat in run["latency_ms"].items():
             print(f"  {name:16} p50 {lat['p50']:7.1f}  p95 {lat['p95']:7.1f}  p95 / embedded {lat['p95_over_embedded']}")
+        for name, lat in run["after_writes_ms"].items():
+            print(f"  after an add: {name:26} p50 {lat['p50']:7.1f}  p95 {lat['p95']:7.1f}")
     payload = {"args": vars(args), "runs": runs, "commit": common.git_commit(), "machine": common.machine_info()}
     path = common.write_result(f"neo4j_relation_cache-{args.label or args.split}", payload, args.out)
     print(f"results: {path}", file=sys.stderr)

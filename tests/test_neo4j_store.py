@@ -133,7 +133,7 @@ def sample_statements():
         bulk_queries.idempotent_outcome("k"),
         bulk_graph.write_created([GraphWrite("add", scope, T0, [e])]),
         queries.search_graph(scope, query, plan, 100),
-        cached_search.seeds_statement(scope, query, plan, "v"),
+        cached_search.seeds_statement(scope, query, plan, "v", "w"),
         cached_search.rows_statement(scope, [{"i": 0, "eid": "4:x:0", "id": "r"}]),
         single_pass.context_statement(scope, AddContextQuery("alice", axis(0), "alice"), plan),
         queries.get_all(scope, False, None),

@@ -6,6 +6,11 @@ the cache does not hold that version (search_graph_seeds.cypher); ranks as searc
 (the same seeds, time filter, per-seed pools, fact candidates, scores and order); and reads the
 chosen relations the entry has not read before (search_graph_rows.cypher): one round trip for a
 warm scope, two otherwise. Any other query runs search_graph.cypher.
+
+A version is loaded the second time a search meets it: the first search after a write runs
+search_graph.cypher (a load reads the same vectors and decodes them in the driver, about 1.5x that
+statement), so an agent that adds and searches in turn pays what it paid before, and a scope
+searched twice between writes pays one load for all its later searches.
 """
 
 from __future__ import annotations
@@ -36,12 +41,15 @@ def applies(scope: Scope, query: GraphQuery) -> bool:
     return simple and scoped(scope, query.filters, "relation") is None
 
 
-def seeds_statement(scope: Scope, query: GraphQuery, plan: VectorPlan, known_version: str | None) -> Statement:
+def seeds_statement(
+    scope: Scope, query: GraphQuery, plan: VectorPlan, known_version: str | None, seen_version: str | None
+) -> Statement:
     """The scope's version and size, the query's fulltext seeds (as search_graph.cypher finds them)
-    and, when the version is not ``known_version``, the scope's vectors."""
+    and, when the version is not ``known_version`` but ``seen_version`` (seen by an earlier search
+    of the process), the scope's vectors."""
     top_k = int(query.top_k)
     return Statement("search_graph_seeds", {
-        "scope": scope.key, "known_version": known_version, "scan_limit": plan.scan_limit,
+        "scope": scope.key, "known_version": known_version, "seen_version": seen_version, "scan_limit": plan.scan_limit,
         "fulltext_terms": fulltext_terms(query.text or "", names=True), "fulltext_scope": lucene_escape(scope.key),
         "fulltext_limit": top_k * plan.fulltext_k + 10, "top_k": top_k,
     })  # fmt: skip
@@ -55,13 +63,15 @@ def search(run: Run, cache: ScopeCache, scope: Scope, query: GraphQuery, plan: V
     """The relations search_graph.cypher returns for ``query``; None when the scope has no version
     or is too large for the exact entity scan (the caller runs search_graph.cypher)."""
     held = cache.peek(scope.key)
-    (head,) = run(seeds_statement(scope, query, plan, None if held is None else held.version))
+    known = None if held is None else held.version
+    (head,) = run(seeds_statement(scope, query, plan, known, cache.seen(scope.key)))
     version = head["version"]
     if version is None or head["scope_size"] > plan.scan_limit:  # never written since versions exist (or erased); large
         return None
     vectors = cache.get(scope.key, version)
     if vectors is None:
-        if version == (held.version if held is not None else None):  # evicted since it was peeked
+        if head["entities"] is None:  # a version seen for the first time (or evicted since it was peeked)
+            cache.see(scope.key, version)
             return None
         vectors = load(head, dims)
         cache.put(scope.key, vectors)

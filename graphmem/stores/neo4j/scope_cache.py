@@ -23,6 +23,8 @@ import numpy.typing as npt
 
 from graphmem.types import Relation
 
+#: scopes whose last met version the cache remembers (a key and a version each: a few MiB at most)
+SEEN = 10_000
 #: a missing time or sequence number sorts last (Cypher orders nulls last in ascending order)
 LAST = np.iinfo(np.int64).max
 FloatArray = npt.NDArray[np.float32]
@@ -136,8 +138,21 @@ class ScopeCache:
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
         self._entries: OrderedDict[str, ScopeVectors] = OrderedDict()
+        self._seen: OrderedDict[str, str] = OrderedDict()  # scope key -> a version met once, not loaded
         self._lock = threading.Lock()
         self.loads = 0  # scopes loaded (cold or stale): for tests and benchmarks
+
+    def seen(self, key: str) -> str | None:
+        """The version an earlier search met without loading it (cached_search.search)."""
+        with self._lock:
+            return self._seen.get(key)
+
+    def see(self, key: str, version: str) -> None:
+        with self._lock:
+            self._seen[key] = version
+            self._seen.move_to_end(key)
+            while len(self._seen) > SEEN:
+                self._seen.popitem(last=False)
 
     def peek(self, key: str) -> ScopeVectors | None:
         """The scope's entry whatever its version (not marked as used)."""

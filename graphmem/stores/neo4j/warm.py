@@ -82,7 +82,7 @@ def statements(dims: int, plan: VectorPlan, relation_limit: int) -> list[Job]:
     found: list[tuple[list[Statement | None], bool]] = [
         (locked, False),
         ([queries.search_graph(s, GraphQuery(v, "warm up", ["warm"]), plan, relation_limit)], True),
-        ([cached_search.seeds_statement(s, GraphQuery(v, "warm up", ["warm"]), plan, None), cached_search.rows_statement(s, [])], True),
+        ([cached_search.seeds_statement(s, GraphQuery(v, "warm up", ["warm"]), plan, None, "v"), cached_search.rows_statement(s, [])], True),
         ([memory_queries.search_memories(s, MemoryQuery(v, "warm up"), plan)], True),
         ([memory_queries.memory_context(s, ContextQuery(v, ["none"]))], True),
         ([log_queries.conversation(s, 10)], True),  # the summary's and get_summary's reads, outside a lock
