@@ -3,11 +3,13 @@
 // the element id the cache holds, and kept only if it is still the same relation of the scope (an
 // element id reused after a delete is not); $rows' i comes back to say which.
 // Parameters: $scope, $rows ([{i, eid, id}])
+// the relationship by its element id alone (a seek; with labelled endpoints the planner expanded the
+// scope's relations instead)
 UNWIND $rows AS x
-MATCH (s:Entity)-[r]->(d:Entity)
+MATCH ()-[r]->()
 WHERE elementId(r) = x.eid
-WITH x, r, s, d
-WHERE r.id = x.id AND r.scope = $scope AND s.scope = $scope
+WITH x, r, startNode(r) AS s, endNode(r) AS d
+WHERE r.id = x.id AND r.scope = $scope AND s:Entity AND d:Entity AND s.scope = $scope
 RETURN r {.id, .mentions, .provenance, .fact, .retired_by, valid_at: toString(r.valid_at), invalid_at: toString(r.invalid_at),
           created_at: toString(r.created_at), updated_at: toString(r.updated_at), expired_at: toString(r.expired_at)} AS rel,
        type(r) AS relationship, s.id AS source_id, s.name AS source, d.id AS destination_id, d.name AS destination,
