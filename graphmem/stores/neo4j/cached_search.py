@@ -5,12 +5,12 @@ exact entity scan) reads the scope's version and its fulltext seeds, and the sco
 the cache does not hold that version (search_graph_seeds.cypher); ranks as search_graph.cypher does
 (the same seeds, time filter, per-seed pools, fact candidates, scores and order); and reads the
 chosen relations the entry has not read before (search_graph_rows.cypher): one round trip for a
-warm scope, two otherwise. Any other query runs search_graph.cypher.
+warm scope. Any other query runs search_graph.cypher.
 
 A version is loaded the second time a search meets it: the first search after a write runs
-search_graph.cypher (a load reads the same vectors and decodes them in the driver, about 1.5x that
-statement), so an agent that adds and searches in turn pays what it paid before, and a scope
-searched twice between writes pays one load for all its later searches.
+search_graph.cypher (a load reads the same vectors and decodes them in the driver, about 1.8x that
+statement), so an agent that adds and searches in turn pays what it paid before (and one round
+trip), and a scope searched again before its next write pays one load for all its later searches.
 """
 
 from __future__ import annotations
