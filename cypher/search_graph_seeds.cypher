@@ -8,7 +8,7 @@
 // met) and the scope is small enough for the exact scan ($scan_limit entities), the scope's entity-name and
 // relation-fact vectors with what the ranking needs (scope_cache.py): the version is read first, so
 // a write committed while the rest is read makes the next search load again. Times as [epoch
-// seconds, nanosecond]. Relations: every relation of the scope from one of its entities to an
+// seconds, nanosecond] (compared to the microsecond in the client). Relations: every relation of the scope from one of its entities to an
 // entity, whatever its type (search_graph.cypher's scan).
 // Parameters: $scope, $known_version, $seen_version, $scan_limit, $fulltext_terms, $fulltext_scope, $fulltext_limit, $top_k
 OPTIONAL MATCH (v:ScopeVersion {scope: $scope})

@@ -305,8 +305,14 @@ def test_a_scope_larger_than_the_cap_is_not_kept() -> None:
     assert cache.keys() == [] and cache.get("scope", "v") is None
 
 
-def test_times_compare_to_the_nanosecond() -> None:
-    from graphmem.stores.neo4j.cached_search import _nanos
+def test_times_compare_to_the_microsecond_over_every_valid_year() -> None:
+    from datetime import datetime, timezone
 
-    assert _nanos(T0 + timedelta(microseconds=1)) - _nanos(T0) == 1000
-    assert _nanos(T0.replace(year=1960)) < 0
+    from graphmem.stores.neo4j.cached_search import _micros
+    from graphmem.stores.neo4j.scope_cache import _micros as stored
+
+    assert _micros(T0 + timedelta(microseconds=1)) - _micros(T0) == 1
+    assert _micros(T0.replace(year=1960)) < 0
+    for when in (datetime(1, 1, 1, tzinfo=timezone.utc), datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=timezone.utc), T0):
+        seconds, micro = divmod(_micros(when), 1_000_000)
+        assert stored([seconds, micro * 1000], 0) == _micros(when)  # as Neo4j returns it: [epochSeconds, nanosecond]

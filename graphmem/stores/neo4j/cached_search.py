@@ -16,7 +16,7 @@ trip), and a scope searched again before its next write pays one load for all it
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import neo4j
@@ -26,11 +26,12 @@ import numpy.typing as npt
 from graphmem.schema.filters import scoped
 from graphmem.stores.base import GraphQuery
 from graphmem.stores.neo4j import queries
-from graphmem.stores.neo4j.scope_cache import ScopeCache, ScopeVectors, load
+from graphmem.stores.neo4j.scope_cache import LAST, ScopeCache, ScopeVectors, load
 from graphmem.stores.neo4j.values import Statement, VectorPlan, fulltext_terms, lucene_escape, utc
 from graphmem.types import Relation, Scope, utcnow
 
 Run = Callable[[Statement], list[neo4j.Record]]
+EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 Mask = npt.NDArray[np.bool_]
 
 
@@ -148,25 +149,23 @@ def _named(v: ScopeVectors, canonicals: set[str]) -> list[int]:
 
 def visible(v: ScopeVectors, query: GraphQuery) -> Mask:
     """stores.base.relation_visible over the arrays, exactly as search_graph.cypher writes it."""
-    known = _nanos(utc(query.known_at))
+    known = _micros(utc(query.known_at))
     # relation_visible's event time: as_of, else known_at, else now (as queries.search_graph)
-    event = _nanos(utc(query.as_of)) if query.as_of is not None else known
+    event = _micros(utc(query.as_of)) if query.as_of is not None else known
     if event is None:
-        event = int(_nanos(utcnow()) or 0)
+        event = int(_micros(utcnow()) or 0)
     mask = (v.valid <= event) & ((event < v.invalid) | ((known is not None) & v.has_expired))
     if known is not None:
-        mask &= (v.created <= known) | (v.created == np.iinfo(np.int64).max)
+        mask &= (v.created <= known) | (v.created == LAST)  # no created_at: known at any time
         mask &= known < v.expired
     return mask
 
 
-def _nanos(value: datetime | None) -> int | None:
+def _micros(value: datetime | None) -> int | None:
+    """Microseconds since the epoch, exactly (integer arithmetic; any year 1-9999)."""
     if value is None:
         return None
-    whole = int(value.timestamp())
-    if whole > value.timestamp():  # before 1970: timestamp() rounds toward zero
-        whole -= 1
-    return whole * 1_000_000_000 + value.microsecond * 1000
+    return (value - EPOCH) // timedelta(microseconds=1)
 
 
 def _fact_scores(v: ScopeVectors, query: GraphQuery) -> npt.NDArray[np.float64]:

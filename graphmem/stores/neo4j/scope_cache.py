@@ -27,6 +27,7 @@ from graphmem.types import Relation
 SEEN = 10_000
 #: a missing time or sequence number sorts last (Cypher orders nulls last in ascending order)
 LAST = np.iinfo(np.int64).max
+FIRST = np.iinfo(np.int64).min  # a missing valid_at: no lower bound
 FloatArray = npt.NDArray[np.float32]
 IntArray = npt.NDArray[np.int64]
 
@@ -42,10 +43,12 @@ def _unit(rows: Sequence[Sequence[float] | None], dims: int) -> tuple[FloatArray
     return out, has
 
 
-def _nanos(pair: Sequence[int | None] | None, missing: int) -> int:
+def _micros(pair: Sequence[int | None] | None, missing: int) -> int:
+    """A time read as [epoch seconds, nanosecond] in microseconds since the epoch (graphmem writes
+    times from Python datetimes, to the microsecond; nanoseconds of years 1-9999 overflow int64)."""
     if pair is None or pair[0] is None:
         return missing
-    return int(pair[0]) * 1_000_000_000 + int(pair[1] or 0)
+    return int(pair[0]) * 1_000_000 + int(pair[1] or 0) // 1000
 
 
 def _rank(values: Sequence[str]) -> IntArray:
@@ -73,7 +76,7 @@ class ScopeVectors:
     fact_known: npt.NDArray[np.bool_]  # a fact text is stored
     created: IntArray
     expired: IntArray  # missing: LAST
-    valid: IntArray  # missing: -1 (no lower bound)
+    valid: IntArray  # missing: FIRST (no lower bound)
     invalid: IntArray  # missing: LAST
     has_expired: npt.NDArray[np.bool_]
     tie_rank: IntArray  # position by (created_at, seq, id), nulls last: every ORDER BY's tie-break
@@ -98,7 +101,7 @@ def load(row: Mapping[str, Any], dims: int) -> ScopeVectors:
     entity_ids = [str(e[0]) for e in entities]
     entity_vectors, entity_has = _unit([e[1] for e in entities], dims)
     fact_vectors, fact_has = _unit([r[4] for r in relations], dims)
-    created = np.array([_nanos(r[7], LAST) for r in relations], dtype=np.int64)
+    created = np.array([_micros(r[7], LAST) for r in relations], dtype=np.int64)
     seq = np.array([LAST if r[6] is None else int(r[6]) for r in relations], dtype=np.int64)
     rel_ids = [str(r[1]) for r in relations]
     tie = np.lexsort((_rank(rel_ids), seq, created)) if relations else np.zeros(0, dtype=np.int64)
@@ -116,9 +119,9 @@ def load(row: Mapping[str, Any], dims: int) -> ScopeVectors:
         fact_vectors=fact_vectors, fact_has=fact_has,
         fact_text=np.array([r[5] or "" for r in relations], dtype=np.str_),
         fact_known=np.array([r[5] is not None for r in relations], dtype=bool), created=created,
-        expired=np.array([_nanos(r[8], LAST) for r in relations], dtype=np.int64),
-        valid=np.array([_nanos(r[9], -1) for r in relations], dtype=np.int64),
-        invalid=np.array([_nanos(r[10], LAST) for r in relations], dtype=np.int64),
+        expired=np.array([_micros(r[8], LAST) for r in relations], dtype=np.int64),
+        valid=np.array([_micros(r[9], FIRST) for r in relations], dtype=np.int64),
+        invalid=np.array([_micros(r[10], LAST) for r in relations], dtype=np.int64),
         has_expired=np.array([r[8] is not None and r[8][0] is not None for r in relations], dtype=bool),
         tie_rank=tie_rank, incident=[np.array(e, dtype=np.int64) for e in ends], entity_index=index,
         canonical=_by_canonical(entities),
