@@ -116,6 +116,12 @@ TWO_HOP = [  # Ana's city is two hops from the user: only her name in the messag
     Turn("Ana moved to Seattle.", "2024-02-01T10:00:00Z", [("Ana", "person"), ("Seattle", "city")], [("Ana", "lives_in", "Seattle")],
          ["Ana lives in Seattle"], retire=[("Ana", "LIVES_IN", "Chicago")], updates={"Ana lives in Chicago": "Ana lives in Seattle"}),
 ]
+GAVE_AWAY = [  # the second add has no new fact: it only ends a relation that a memory states
+    Turn("I have a dog named Rex and I play tennis.", "2024-01-01T10:00:00Z", [(SELF, "person"), ("Rex", "dog"), ("tennis", "sport")],
+         [(SELF, "has_pet", "Rex"), (SELF, "plays", "tennis")], ["Has a dog named Rex", "Plays tennis"]),
+    Turn("I gave Rex to my sister.", "2024-03-01T10:00:00Z", [(SELF, "person"), ("Rex", "dog")], [], [],
+         retire=[(SELF, "HAS_PET", "Rex")], deletes=["Has a dog named Rex"]),
+]
 HOSTILE = "Robert'); MATCH (n) DETACH DELETE n; //"
 HOSTILE_NAMES = [
     Turn(f"My friend is {HOSTILE} and I like `x`}}]-(m) DELETE m.", "2024-01-01T10:00:00Z",
@@ -138,7 +144,7 @@ ONTOLOGY = [
          [(SELF, "takes", "Ibuprofen")], ["Takes ibuprofen"], retire=[(SELF, "TAKES", "Aspirin")],
          updates={"Takes aspirin": "Takes ibuprofen"}),
 ]
-SCENARIOS = {"moves": (MOVES, {}), "likes": (LIKES, {}), "out_of_order": (OUT_OF_ORDER, {}), "two_hop": (TWO_HOP, {}),
+SCENARIOS = {"moves": (MOVES, {}), "likes": (LIKES, {}), "gave_away": (GAVE_AWAY, {}), "out_of_order": (OUT_OF_ORDER, {}), "two_hop": (TWO_HOP, {}),
              "hostile_names": (HOSTILE_NAMES, {}), "ontology": (ONTOLOGY, {"graph_store": {"ontology": CLINIC}})}
 
 
@@ -200,6 +206,9 @@ def test_what_the_scenarios_end_in(server, store, tmp_path):
     assert (HOSTILE, "person") in hostile["entities"] and hostile["memories"] == ["Is no longer friends with Robert"]
     onto, _ = play(server, store, tmp_path, "single_pass", ONTOLOGY, {"graph_store": {"ontology": CLINIC}})
     assert {r[2] for r in onto["relations"]} == {"Aspirin", "Ibuprofen"}  # lives_in Paris: off the ontology
+    gave, _ = play(server, store, tmp_path, "single_pass", GAVE_AWAY, {})
+    assert gave["memories"] == ["Plays tennis"]  # no new fact, yet the memory follows the graph
+    assert [r[2] for r in gave["relations"] if r[5]] == ["Rex"]
     likes, _ = play(server, store, tmp_path, "single_pass", LIKES, {})
     assert [r[5] for r in likes["relations"]] == [False, False]
 

@@ -182,3 +182,7 @@ def test_neo4j_resolves_in_one_statement_what_the_default_reads_in_three(both_st
     similar, mentioning = neo4j.memory_candidates(scope, facts, 5, [people["ben"]], 20)
     assert [[m.id for m in hits] for hits in similar] == _resolution_ids(one)[2]
     assert [m.text for m in mentioning] == ["ben note 1"]
+    # no new fact (an add that only retires): the mentioning memories alone, in both stores
+    for store in (neo4j, embedded):
+        similar, mentioning = store.memory_candidates(scope, [], 5, [people["ana"]], 20)
+        assert similar == [] and [m.text for m in mentioning] == ["ana note 3", "ana note 0"]

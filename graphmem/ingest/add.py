@@ -316,8 +316,9 @@ class AddPipeline:
         """The memories the update stage sees, and for each memory stating a retired relation, those
         relations. ``found`` read them for the matched relation endpoints already; one more round trip
         (whatever the number of triples) only when the wanted entities differ from those, mostly
-        because a retired relation ends at an entity this add did not name."""
-        if not vectors:
+        because a retired relation ends at an entity this add did not name. With no new fact, only
+        the memories that state a retired relation (they are out of date, and nothing else changed)."""
+        if not vectors and not retired:
             return [], {}
         self_key = canonical_name(scope.self_name)
         self_ids = {e.id for k, e in entities.items() if k == self_key}
@@ -340,13 +341,15 @@ class AddPipeline:
                 ends = {rel.source_id, rel.destination_id} - self_ids - _self_named([rel], self_key)
                 if ends and ends <= set(item.mentions):
                     stale.setdefault(item.id, []).append(rel)
+        if not vectors:
+            return [m for m in seen.values() if m.id in stale], stale
         return list(seen.values()), stale
 
     def _decide_memories(
         self, facts: list[str], candidates: list[MemoryItem], stale: dict[str, list[Relation]], reference_time: datetime,
         self_name: str = "",
     ) -> tuple[list[Decision], int]:
-        if not facts:
+        if not facts and not stale:  # nothing new and nothing out of date: no LLM call
             return [], 0
         if not candidates:  # nothing to reconcile with: no LLM call
             return [Decision("ADD", f) for f in facts], 0

@@ -105,10 +105,9 @@ class SinglePassPipeline(AddPipeline):
 
 
 def _decisions(answer: SinglePassAnswer, facts: list[str], shown: dict[str, MemoryItem], self_name: str) -> tuple[list[Decision], int]:
-    """As the staged mode: no facts, no memory change; nothing shown (or no update_memory call at
-    all: the tool contributes nothing), every fact is new; else the model's decisions."""
-    if not facts:
-        return [], 0
+    """As the staged mode: nothing shown (or no update_memory call at all: the tool contributes
+    nothing), every fact is new; else the model's decisions, with no new fact too (the memories
+    stating a relation it retired: the prompt asks for them)."""
     if not shown or answer.update_calls is None:
         return [Decision("ADD", f) for f in facts], 0
     return decide(answer.update_calls, shown, self_name)

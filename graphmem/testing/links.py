@@ -62,10 +62,18 @@ class Link:
             if listener is not self._listener:
                 client.close()
                 return
-            upstream = socket.create_connection(self.upstream)
+            try:
+                upstream = socket.create_connection(self.upstream)
+            except OSError:  # the server is down (killed, restarting): this client is refused, the link stays
+                client.close()
+                continue
             self._sockets += [client, upstream]
-            for a, b in ((client, upstream), (upstream, client)):
-                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+            self._connect(client, upstream)
+
+    def _connect(self, client: socket.socket, upstream: socket.socket) -> None:
+        """Start moving bytes both ways between one accepted client and its upstream connection."""
+        for a, b in ((client, upstream), (upstream, client)):
+            threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
 
     def _pump(self, source: socket.socket, sink: socket.socket) -> None:
         try:
@@ -111,19 +119,9 @@ class CommitCut(Link):
         if self._listener is None:  # restoring a live link is a no-op
             super().restore()
 
-    def _accept(self, listener: socket.socket) -> None:
-        while True:
-            try:
-                client, _ = listener.accept()
-            except OSError:
-                return
-            if listener is not self._listener:
-                client.close()
-                return
-            upstream = socket.create_connection(self.upstream)
-            self._sockets += [client, upstream]
-            threading.Thread(target=self._outbound, args=(client, upstream), daemon=True).start()
-            threading.Thread(target=self._inbound, args=(upstream, client), daemon=True).start()
+    def _connect(self, client: socket.socket, upstream: socket.socket) -> None:
+        threading.Thread(target=self._outbound, args=(client, upstream), daemon=True).start()
+        threading.Thread(target=self._inbound, args=(upstream, client), daemon=True).start()
 
     def _outbound(self, source: socket.socket, sink: socket.socket) -> None:
         seen = False  # this connection sent the marker since its last COMMIT

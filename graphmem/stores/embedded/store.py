@@ -198,7 +198,7 @@ class EmbeddedStore(GraphStore):
     ) -> tuple[list[list[MemoryItem]], list[MemoryItem]]:
         with self._lock:
             self._begin()
-            if not embeddings:
+            if not embeddings and not entity_ids:
                 return [], []
             wanted, narrow = set(entity_ids), scoped(scope, None, "memory")
             rows = self._graph.memories.scope_rows(scope.key)
@@ -206,7 +206,8 @@ class EmbeddedStore(GraphStore):
                 r for r in reversed(rows)
                 if visible(r, None) and wanted.intersection(r["mentions"]) and matches(r, narrow)
             ]  # fmt: skip
-            return self._similar(scope, embeddings, top_k), [memory_item(r) for r in mentioning[:mention_limit]]
+            similar = self._similar(scope, embeddings, top_k) if embeddings else []
+            return similar, [memory_item(r) for r in mentioning[:mention_limit]]
 
     def _similar(self, scope: Scope, embeddings: list[list[float]], top_k: int) -> list[list[MemoryItem]]:
         """similar_memories without taking the lock (the caller holds it)."""

@@ -513,7 +513,7 @@ class Neo4jStore(GraphStore):
     def memory_candidates(
         self, scope: Scope, embeddings: list[list[float]], top_k: int, entity_ids: list[str], mention_limit: int = 20
     ) -> tuple[list[list[MemoryItem]], list[MemoryItem]]:
-        if not embeddings or (top_k <= 0 and not entity_ids):
+        if not entity_ids and (not embeddings or top_k <= 0):
             return [[] for _ in embeddings], []
         found = self._resolve(scope, [], 0.0, embeddings, top_k, entity_ids, mention_limit)
         return found.similar, found.mentioning
