@@ -1,6 +1,12 @@
 // Remove everything of the scope: entities with their relations, memory facts, logged messages and
 // the conversation and its summary, import keys; returns how many entities were removed.
 // Parameters: $scope
+// the scope's version node goes too (stores/neo4j/scope_cache.py: a scope without one is never
+// served from a process's cache), in this statement's transaction
+CALL () {
+  MATCH (v:ScopeVersion {scope: $scope})
+  DELETE v
+}
 CALL () {
   MATCH (n:Entity)
   WHERE n.scope = $scope

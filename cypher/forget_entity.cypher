@@ -7,6 +7,12 @@
 // $pattern is a whole-word, case-insensitive regex of the entity's name built by
 // graphmem.stores.lifecycle.name_pattern (every character that is not a letter or digit escaped).
 // Parameters: $scope (the partition: Scope.key), $user_id, $agent_id, $run_id, $canonical, $pattern
+// the scope's new version first (its (:ScopeVersion) node: stores/neo4j/scope_cache.py), in this
+// statement's transaction, so a process's cached relation search sees the write at its next search
+CALL () {
+  MERGE (v:ScopeVersion {scope: $scope})
+  SET v.version = randomUUID()
+}
 CALL () {
   MATCH (e:Entity)
   WHERE e.canonical = $canonical AND e.scope = $scope

@@ -3,7 +3,17 @@
 // logged messages, memory facts, entities with their relations, the conversations with their
 // summaries, and the scopes' partition records (which hold the scope key).
 // Returns the removed memory ids (to scrub the history log) and counts.
-// Parameters: $scope (the partition: Scope.key), $user_id, $agent_id, $run_id
+// Parameters: $scope (the partition: Scope.key), $user_id, $agent_id, $run_id, $whole (the ids name the
+//   whole partition)
+// the scope's version first (stores/neo4j/scope_cache.py), in this statement's transaction: a new one
+// when only a run or agent of the partition is forgotten, none when the whole partition is ($whole;
+// no node may name a forgotten scope, and a scope without one is never served from a cache)
+CALL () {
+  MERGE (v:ScopeVersion {scope: $scope})
+  SET v.version = randomUUID()
+  WITH v WHERE $whole
+  DELETE v
+}
 CALL () {
   MATCH (c:Conversation)
   WHERE c.scope = $scope AND ($user_id IS NULL OR c.user_id = $user_id) AND ($agent_id IS NULL OR c.agent_id = $agent_id)

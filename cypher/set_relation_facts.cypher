@@ -3,6 +3,12 @@
 // indexes relationship properties per type only), so each is found by expanding from its source
 // entity, which is found by id (unique). Ids of other scopes or unknown ones are ignored.
 // Parameters: $scope, $facts (list of {id, source_id, fact, embedding})
+// the scope's new version first (its (:ScopeVersion) node: stores/neo4j/scope_cache.py), in this
+// statement's transaction, so a process's cached relation search sees the write at its next search
+CALL () {
+  MERGE (v:ScopeVersion {scope: $scope})
+  SET v.version = randomUUID()
+}
 UNWIND $facts AS x
 MATCH (s:Entity {id: x.source_id})-[r]->()
 WHERE s.scope = $scope AND r.id = x.id AND r.scope = $scope

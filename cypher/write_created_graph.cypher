@@ -11,6 +11,13 @@
 // Parameters: $writes (list of write_graph.cypher's parameter maps: scope, ids, scope_ids, at,
 //   add_id, entities, relations, memories, idempotency_key; with every time as ISO-8601 text, read
 //   with datetime(), which keeps null), $scopes (the batch's scope keys)
+// the batch's scopes' new versions first (their (:ScopeVersion) nodes: stores/neo4j/scope_cache.py),
+// in this statement's transaction, so a process's cached relation search sees the write at its next search
+CALL () {
+  UNWIND $scopes AS scope
+  MERGE (v:ScopeVersion {scope: scope})
+  SET v.version = randomUUID()
+}
 UNWIND $writes AS w
 WITH w, datetime(w.at) AS at
 CALL (w, at) {

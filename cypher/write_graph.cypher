@@ -56,6 +56,14 @@
 //   the lock's node, created by that transaction, is deleted again so a commit never stores it)
 // expires_at (retention, may be null): from then on the memory / message is invisible to reads.
 // seq is the position in the add: with created_at it orders "oldest first" like insertion order.
+// the scope's new version first (its (:ScopeVersion) node: stores/neo4j/scope_cache.py), in this
+// statement's transaction, so a process's cached relation search sees the write at its next search;
+// a write of memories and messages only leaves it (the cache holds entities and relations)
+CALL () {
+  WITH * WHERE size($entities) > 0 OR size($relations) > 0 OR size($invalidations) > 0
+  MERGE (v:ScopeVersion {scope: $scope})
+  SET v.version = randomUUID()
+}
 CALL () {
   WITH [x IN $invalidations | x.id] AS ids
   WHERE size(ids) > 0

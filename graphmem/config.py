@@ -115,6 +115,8 @@ class Neo4jSettings(_Model):
     database: str | None = None
     #: plan the add and search statements in the background after set-up (stores/neo4j/warm.py)
     warm_plans: bool = True
+    #: MiB of scopes' entity and fact vectors kept by the process for relation search (stores/neo4j/scope_cache.py); 0: none
+    relation_cache_mb: float = Field(256.0, ge=0.0)
 
 
 class EmbeddedSettings(_Model):

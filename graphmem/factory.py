@@ -76,6 +76,7 @@ def build_store(config: GraphStoreConfig, embedding_dims: int, warm_up: bool = T
             embedding_dims=embedding_dims,
             warm_plans=settings.warm_plans and warm_up,
             embedder_precision=embedder_precision,
+            relation_cache_mb=settings.relation_cache_mb,
             **neo4j_options,
         )
     from graphmem.stores.embedded import EmbeddedStore

@@ -27,7 +27,16 @@ from graphmem.schema.filters import parse
 from graphmem.schema.resources import list_cypher, load_cypher, load_prompt
 from graphmem.stores.base import AddContextQuery, EntityCandidate, GraphQuery, MemoryQuery, RelationFact, relation_visible
 from graphmem.stores.memory_context import ContextQuery
-from graphmem.stores.neo4j import Neo4jStore, bulk_graph, embedder_record, partition, queries, schema_check, single_pass
+from graphmem.stores.neo4j import (
+    Neo4jStore,
+    bulk_graph,
+    cached_search,
+    embedder_record,
+    partition,
+    queries,
+    schema_check,
+    single_pass,
+)
 from graphmem.stores.neo4j import bulk as bulk_queries
 from graphmem.stores.neo4j import conversation as log_queries
 from graphmem.stores.neo4j import memories as memory_queries
@@ -135,6 +144,8 @@ def sample_statements():
         embedder_record.write("int8"),
         bulk_graph.write_created([GraphWrite("add", scope, T0, [e])]),
         queries.search_graph(scope, query, plan, 100),
+        cached_search.seeds_statement(scope, query, plan, "v", "w"),
+        cached_search.rows_statement(scope, [{"i": 0, "eid": "4:x:0", "id": "r"}]),
         single_pass.context_statement(scope, AddContextQuery("alice", axis(0), "alice"), plan),
         queries.get_all(scope, False, None),
         queries.timeline(scope, "alice"),

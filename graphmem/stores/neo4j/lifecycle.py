@@ -16,7 +16,7 @@ def purge_expired(now: datetime, batch: int) -> Statement:
 
 
 def forget_scope(scope: Scope) -> Statement:
-    return Statement("forget_scope", {**scope.properties(), "scope": scope.key})
+    return Statement("forget_scope", {**scope.properties(), "scope": scope.key, "whole": not scope.narrowing})
 
 
 def forget_entity(scope: Scope, canonical: str, pattern: str) -> Statement:

@@ -50,6 +50,7 @@ SCHEMA = (
     "schema_conversation_scope_unique",
     "schema_message_scope_index",
     "schema_scope_lock_unique",
+    "schema_scope_version_unique",
     "schema_memory_expires_at_index",
     "schema_message_expires_at_index",
     "schema_import_key_unique",

@@ -37,9 +37,20 @@ from graphmem.stores.base import (
 from graphmem.stores.lifecycle import Erased, is_expired
 from graphmem.stores.memory_context import ContextQuery, MemoryContext
 from graphmem.stores.neo4j import bulk as bulk_queries
-from graphmem.stores.neo4j import bulk_graph, embedder_record, lifecycle, partition, queries, schema_check, single_pass, warm
+from graphmem.stores.neo4j import (
+    bulk_graph,
+    cached_search,
+    embedder_record,
+    lifecycle,
+    partition,
+    queries,
+    schema_check,
+    single_pass,
+    warm,
+)
 from graphmem.stores.neo4j import conversation as log_queries
 from graphmem.stores.neo4j import memories as memory_queries
+from graphmem.stores.neo4j.scope_cache import ScopeCache
 from graphmem.stores.neo4j.translate import reason, redact_url, translated
 from graphmem.stores.neo4j.values import Statement, VectorPlan
 from graphmem.types import Conversation, Entity, GraphWrite, MemoryItem, Owners, Relation, Scope
@@ -80,6 +91,7 @@ class Neo4jStore(GraphStore):
         index_wait_seconds: int = 300,
         warm_plans: bool = True,
         embedder_precision: str | None = None,
+        relation_cache_mb: float = 256.0,
     ) -> None:
         if isinstance(embedding_dims, bool) or not isinstance(embedding_dims, int) or embedding_dims < 1:
             raise ConfigError(f"embedding_dims must be a positive integer, got {embedding_dims!r}")
@@ -93,6 +105,8 @@ class Neo4jStore(GraphStore):
         self.index_wait_seconds = index_wait_seconds
         self.warm_plans = warm_plans  # setup plans the add and search statements (stores/neo4j/warm.py)
         self._warmer: warm.Warmer | None = None
+        # scopes' vectors for the relation half of search (scope_cache.py); 0: search_graph.cypher only
+        self.relation_cache = ScopeCache(int(relation_cache_mb * 2**20)) if relation_cache_mb > 0 else None
         self.round_trips = 0
         #: for benchmarks, like round_trips: milliseconds the server reported for the statements run
         #: (planning + execution, commits not included), and spent inside the driver (commits included)
@@ -473,6 +487,13 @@ class Neo4jStore(GraphStore):
     def search_graph(self, scope: Scope, query: GraphQuery) -> list[Relation]:
         if query.embedding:
             self._check_dims(query.embedding)
+        if self.relation_cache is not None and cached_search.applies(scope, query):
+            found = cached_search.search(
+                lambda stmt: self._query(stmt, read=True), self.relation_cache, scope, query, self.vector_plan,
+                self.embedding_dims, self.search_relation_limit,
+            )
+            if found is not None:
+                return found
         stmt = queries.search_graph(scope, query, self.vector_plan, self.search_relation_limit)
         return [queries.to_relation(row) for row in self._query(stmt, read=True)]
 

@@ -34,8 +34,8 @@ from datetime import datetime, timezone
 
 from graphmem.stores.base import AddContextQuery, EntityCandidate, GraphQuery, MemoryQuery
 from graphmem.stores.memory_context import ContextQuery
+from graphmem.stores.neo4j import cached_search, lifecycle, queries, single_pass
 from graphmem.stores.neo4j import conversation as log_queries
-from graphmem.stores.neo4j import lifecycle, queries, single_pass
 from graphmem.stores.neo4j import memories as memory_queries
 from graphmem.stores.neo4j.values import Statement, VectorPlan
 from graphmem.types import (
@@ -82,6 +82,7 @@ def statements(dims: int, plan: VectorPlan, relation_limit: int) -> list[Job]:
     found: list[tuple[list[Statement | None], bool]] = [
         (locked, False),
         ([queries.search_graph(s, GraphQuery(v, "warm up", ["warm"]), plan, relation_limit)], True),
+        ([cached_search.seeds_statement(s, GraphQuery(v, "warm up", ["warm"]), plan, None, "v"), cached_search.rows_statement(s, [])], True),
         ([memory_queries.search_memories(s, MemoryQuery(v, "warm up"), plan)], True),
         ([memory_queries.memory_context(s, ContextQuery(v, ["none"]))], True),
         ([log_queries.conversation(s, 10)], True),  # the summary's and get_summary's reads, outside a lock
