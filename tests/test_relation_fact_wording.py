@@ -54,3 +54,18 @@ def test_a_stored_version_states_only_the_times_it_was_told() -> None:
     assert stored_times(MAY, None, MAY, None) == (None, None)  # valid_at is the add's own day
     assert stored_times(MAY, JUNE, JUNE, None) == (MAY, JUNE)  # another day, an end stated with it
     assert stored_times(MAY, JUNE, MAY, JUNE) == (None, None)  # the end came from a retirement
+
+
+def test_the_users_own_relations_are_embedded_without_the_other_ends_name() -> None:
+    from graphmem.schema.facts import fact_meaning
+
+    # the other end by its type: what a question about it says ("do I have a dog?", "who is my sister?")
+    assert fact_meaning("alice", "person", "HAS_PET", "Rex", "dog", self_name="alice") == "I myself has pet dog"
+    assert fact_meaning("Ana", "person", "SISTER_OF", "alice", "person", self_name="alice") == "person sister of me"
+    assert fact_meaning("I", None, "LIVES_IN", "Porto", "City", valid_at=MAY, self_name="alice") == "I myself lives in city (since 8 May 2023)"
+    # no informative type: the name is all there is, kept; other relations and a user unknown: the fact as it reads
+    assert fact_meaning("alice", "person", "LIKES", "pizza", None, self_name="alice") == "I myself likes pizza"
+    assert fact_meaning("alice", "person", "OWNS", "laptop", "laptop", self_name="alice") == "I myself owns laptop"
+    assert fact_meaning("Ana", "person", "LIVES_IN", "Porto", "city", self_name="alice") == "Ana (person) lives in Porto (city)"
+    assert fact_meaning("alice", "person", "KNOWS", "me", "person", self_name="alice") == "I myself knows me"
+    assert fact_meaning("alice", "person", "HAS_PET", "Rex", "dog") == "alice (person) has pet Rex (dog)"

@@ -14,7 +14,8 @@ from helpers import graph, llm_config, script
 from graphmem import Memory
 from graphmem.errors import InvalidInputError
 from graphmem.retrieval import HYBRID, SearchPreset
-from graphmem.retrieval.graph import path_scores, rank_relations, spread
+from graphmem.retrieval import graph as graph_ranking
+from graphmem.retrieval.graph import joined_seeds, path_scores, rank_relations, spread
 from graphmem.types import Relation
 
 MINILM = Path(__file__).resolve().parents[1].parent / "shared" / "models" / "all-MiniLM-L6-v2-onnx"
@@ -106,6 +107,46 @@ def test_do_i_have_a_dog_finds_the_pet_among_the_users_many_relations(server, st
         assert found[0]["scores"]["vector"] > max(r["scores"]["vector"] for r in found[1:])
         home = memory.search("what place do I call home?", user_id=user, limit=3)["relations"]
         assert home[0]["destination"] == "Porto", home
+    finally:
+        memory.close()
+
+
+def test_a_relation_between_two_ends_the_question_names_is_seeded_more():
+    sister = _rel("sister", "alice", "HAS_SISTER", "Mei", vector=0.30, seed=1.0)
+    hers = [_rel(f"m{i}", "Mei", rel, dest, vector=0.45, seed=1.0)
+            for i, (rel, dest) in enumerate((("LIVES_IN", "Leeds"), ("WORKS_AT", "Umbrella Labs"), ("STUDIED_AT", "McGill")))]
+    knows = _rel("knows", "alice", "KNOWS", "Bo", vector=0.40, seed=1.0)
+    candidates = [*hers, knows, sister]
+    seeds = joined_seeds(candidates, [1.0] * 5, "who is Mei to me?", "alice")
+    assert seeds == [1.0, 1.0, 1.0, 1.0, graph_ranking.JOINED_SEEDS]  # the user (first person) and Mei (named)
+    assert rank_relations(candidates, "who is Mei to me?", HYBRID, 3, "alice")[0].id == "sister"
+    assert rank_relations(candidates, "who is Mei to me?", HYBRID, 3)[0].id != "sister"  # the user's node unknown: no join
+    # not first person: the user's node is not named; names are whole words of the question
+    assert joined_seeds(candidates, [1.0] * 5, "who is Mei?", "alice") == [1.0] * 5
+    assert joined_seeds([_rel("x", "Mei", "LIVES_IN", "Leeds", seed=0.5)], [0.5], "does Mei live in Leeds?", "alice") == [0.5 * graph_ranking.JOINED_SEEDS]
+    assert joined_seeds([_rel("x", "Mei", "LIVES_IN", "Leeds", seed=0.5)], [0.5], "does Meiling live in Leeds?", "alice") == [0.5]
+    assert joined_seeds([_rel("x", "Mei", "LIVES_IN", "Leeds")], [0.0], "does Mei live in Leeds?", "alice") == [0.0]  # no seed, nothing to multiply
+
+
+def test_first_person_questions_find_the_users_own_relation_by_meaning_and_by_the_name_they_say(server, store, minilm, tmp_path):
+    """The user's own relations are embedded without the other end's name (schema.facts.fact_meaning),
+    and a question naming that end ranks the relation between the user and it first."""
+    user = "u-ranking-sister"
+    memory = Memory({"llm": llm_config(server), "history_db_path": str(tmp_path / "h.db")}, store=store, embedder=minilm)
+    try:
+        memory.delete_all(user_id=user)
+        entities = [("Mei", "person"), ("Leeds", "city"), ("Umbrella Labs", "company"), ("McGill", "university"),
+                    ("Shadow", "cat"), ("Porto", "city"), ("Initech", "company")]
+        relations = [("I", "has_sister", "Mei"), ("Mei", "lives_in", "Leeds"), ("Mei", "works_at", "Umbrella Labs"),
+                     ("Mei", "studied_at", "McGill"), ("I", "has_pet", "Shadow"), ("I", "lives_in", "Porto"), ("I", "works_at", "Initech")]
+        script(server, graph(entities, relations))
+        server.enqueue("extract_facts", {"facts": []})
+        memory.add("My sister Mei, her life in Leeds, my cat Shadow, Porto and my job.", user_id=user)
+        top = memory.search("who is Mei to me?", user_id=user, limit=3)["relations"]
+        assert (top[0]["relationship"], top[0]["destination"]) == ("HAS_SISTER", "Mei"), top
+        assert top[0]["fact"] == "I myself has sister Mei (person)"  # what the user reads keeps the name
+        pet = memory.search("what animal lives with me?", user_id=user, limit=1)["relations"]
+        assert pet[0]["destination"] == "Shadow", pet
     finally:
         memory.close()
 

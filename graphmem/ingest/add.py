@@ -259,9 +259,9 @@ class AddPipeline:
         ``outcome.relation_facts`` for the write); returns the entity and memory-fact vectors."""
         keys = list(extracted.entities)
         texts = relation_fact_texts(extracted, scope.self_name)
-        vectors = self._embed([extracted.entities[k].name for k in keys] + facts + texts)
+        vectors = self._embed([extracted.entities[k].name for k in keys] + facts + [meaning for _, meaning in texts])
         cut = len(keys) + len(facts)
-        outcome.relation_facts = {r.key: (t, v) for r, t, v in zip(extracted.relations, texts, vectors[cut:], strict=True)}
+        outcome.relation_facts = {r.key: (t[0], v) for r, t, v in zip(extracted.relations, texts, vectors[cut:], strict=True)}
         return vectors[: len(keys)], vectors[len(keys) : cut]
 
     def _embed(self, texts: list[str]) -> list[list[float]]:

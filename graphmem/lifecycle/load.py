@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from graphmem.errors import GraphMemError, InvalidInputError
-from graphmem.lifecycle.reindex import fact_of
+from graphmem.lifecycle.reindex import fact_of, meaning_of
 from graphmem.types import (
     Entity,
     EntityWrite,
@@ -103,10 +103,10 @@ def load_graph(memory: Memory, graph: ScopeGraph) -> dict[str, int]:
         raise InvalidInputError(f"{scope.self_name!r} already has data in this store: load into an empty scope (or --as-user)")
     write = GraphWrite(add_id=new_id(), scope=scope, at=utcnow())
     types = {e.id: e.entity_type for e in graph.entities}
-    facts = [r.fact or fact_of(replace(r, source_type=r.source_type or types.get(r.source_id),
-                                       destination_type=r.destination_type or types.get(r.destination_id)), scope.self_name)
+    typed = [replace(r, source_type=r.source_type or types.get(r.source_id), destination_type=r.destination_type or types.get(r.destination_id))
              for r in graph.relations]
-    texts = [e.name for e in graph.entities] + facts
+    facts = [r.fact or fact_of(t, scope.self_name) for r, t in zip(graph.relations, typed, strict=True)]
+    texts = [e.name for e in graph.entities] + [meaning_of(t, scope.self_name) for t in typed]
     vectors = memory.embedder.embed(texts) if texts else []
     write.entities = [EntityWrite(e.id, e.name, e.canonical, e.entity_type, v, True, dict(e.attributes))
                       for e, v in zip(graph.entities, vectors, strict=False)]

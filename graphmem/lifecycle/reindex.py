@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from graphmem.schema.facts import relation_fact, stored_times
+from graphmem.schema.facts import fact_meaning, relation_fact, stored_times
 from graphmem.stores.base import GraphStore, RelationFact
 from graphmem.types import Relation, Scope
 
@@ -46,6 +46,14 @@ def fact_of(rel: Relation, self_name: str) -> str:
                          valid_at=valid_at, invalid_at=invalid_at, self_name=self_name)
 
 
+def meaning_of(rel: Relation, self_name: str) -> str:
+    """The text a stored version's fact embedding is made from (``fact_meaning``), with the times
+    ``fact_of`` states."""
+    valid_at, invalid_at = stored_times(rel.valid_at, rel.invalid_at, rel.created_at, rel.expired_at)
+    return fact_meaning(rel.source, rel.source_type, rel.relationship, rel.destination, rel.destination_type,
+                        valid_at=valid_at, invalid_at=invalid_at, self_name=self_name)
+
+
 def reindex(
     store: GraphStore, embedder: Embedder, scopes: list[Scope] | None = None, everything: bool = False, batch: int = BATCH,
     progress: Callable[[ReindexReport], None] | None = None,
@@ -61,7 +69,7 @@ def reindex(
         for start in range(0, len(todo), max(1, batch)):
             chunk = todo[start : start + max(1, batch)]
             texts = [fact_of(r, scope.self_name) if everything or r.fact is None else r.fact for r in chunk]
-            vectors = embedder.embed(texts)
+            vectors = embedder.embed([meaning_of(r, scope.self_name) for r in chunk])
             report.embedding_requests += 1
             facts = [RelationFact(r.id, r.source_id, t, v) for r, t, v in zip(chunk, texts, vectors, strict=True)]
             report.facts += store.set_relation_facts(scope, facts)

@@ -11,6 +11,10 @@ embedding, less the preset's ``relation_hubness`` times the fact's hubness: retr
 - ``path`` (``hops=2`` only): how well the path a relation lies on matches the question: the best
   of its hops' fact cosines, given to the path's last relation and to the first hop that leads to
   it, so a question about "Kenji's employer's city" lifts both relations of the answer;
+- ``seed`` of a relation *between* two ends the question names (the user's own node for a
+  first-person question, any other end whose name's words are all in the question) counts
+  ``JOINED_SEEDS`` times: "who is Mei to me?" asks for the relation between the user and Mei, not
+  for Mei's own relations, which the question's name also seeds;
 - the signals fused by the preset (``relation_weights``, else ``weights``; adaptive fusion anchors
   on ``vector``, the fact cosine, as for memories);
 - ``relation_spread``: a soft cap on one kind in the head. Each relation after the first of the
@@ -33,11 +37,14 @@ from graphmem.retrieval.fusion import fuse, relative
 from graphmem.retrieval.hubness import fact_query
 from graphmem.retrieval.presets import SearchPreset
 from graphmem.retrieval.text import mentions_self, tokenize
+from graphmem.schema.facts import is_self
 from graphmem.schema.filters import Filter
 from graphmem.stores.base import GraphQuery, GraphStore
 from graphmem.types import Relation, Scope, canonical_name
 
 Triple = tuple[str, str, str]
+#: how much more a relation between two ends the question names is seeded than one touching one of them
+JOINED_SEEDS = 4.0
 
 
 def relation_text(rel: Relation) -> str:
@@ -67,7 +74,7 @@ def search_relations(
     candidates = store.search_graph(scope, graph_query(scope, query, embedding, preset, as_of, known_at, hops, filters, centre))
     if not candidates:
         return []
-    return rank_relations(candidates, query, preset, limit)
+    return rank_relations(candidates, query, preset, limit, scope.self_name)
 
 
 def graph_query(
@@ -84,9 +91,11 @@ def graph_query(
                       fact_embedding=fact_vector, fact_shift=shift)
 
 
-def rank_relations(candidates: list[Relation], query: str, preset: SearchPreset, limit: int) -> list[Relation]:
-    """``candidates`` fused (scores recorded on each), spread over kinds, the ``limit`` best."""
+def rank_relations(candidates: list[Relation], query: str, preset: SearchPreset, limit: int, self_name: str = "") -> list[Relation]:
+    """``candidates`` fused (scores recorded on each), spread over kinds, the ``limit`` best;
+    ``self_name``: the scope's own node, which a first-person question names."""
     signals = relation_signals(candidates, query)
+    signals["seed"] = joined_seeds(candidates, signals["seed"], query, self_name)
     signals["vector"] = relative(signals["vector"], preset.vector_floor)
     weights = preset.relation_weights or preset.weights
     fused = fuse(signals, weights, preset.fusion, k=preset.rrf_k)
@@ -110,6 +119,20 @@ def relation_signals(candidates: Sequence[Relation], query: str) -> dict[str, li
     if any(r.hops > 1 for r in candidates):
         signals["path"] = path_scores(candidates)
     return signals
+
+
+def joined_seeds(candidates: Sequence[Relation], seeds: list[float], query: str, self_name: str) -> list[float]:
+    """``seeds`` with those of the relations between two ends the question names times ``JOINED_SEEDS``."""
+    terms = set(tokenize(query))
+    first_person = mentions_self(query)
+
+    def named(name: str) -> bool:
+        if is_self(name, self_name):
+            return first_person
+        words = set(tokenize(name))
+        return bool(words) and words <= terms
+
+    return [s * JOINED_SEEDS if s and named(r.source) and named(r.destination) else s for r, s in zip(candidates, seeds, strict=True)]
 
 
 def bm25(texts: Sequence[str], query: str, k1: float = 1.2, b: float = 0.75) -> list[float]:

@@ -9,6 +9,10 @@ relation's ``"vector"`` signal in search (docs/concepts.md, "Relation facts").
     relation_fact("Ana", "person", "LIVES_IN", "Porto", "city", valid_at=datetime(2023, 5, 8, tzinfo=UTC))
     -> "Ana (person) lives in Porto (city) (since 8 May 2023)"
 
+What is embedded (``fact_meaning``) is the fact as a question about it would word it: for a relation
+of the scope's own node, the other end is written as its type alone when it has one ("I myself has
+pet dog", "person sister of me"); every other fact is embedded as it reads.
+
 Rules: the relationship type in lower-case words ("HAS_PET" -> "has pet"; the "R_" a type starting
 with a digit was given is dropped); an endpoint's type in brackets after its name, except for the
 scope's own node (it is the user), an empty or generic type, or a type that is the name itself; the
@@ -67,7 +71,7 @@ def time_clause(valid_at: datetime | None, invalid_at: datetime | None) -> str:
 
 def _endpoint(name: str, entity_type: str | None, self_name: str, self_word: str) -> str:
     key = _key(name)
-    if self_name and (key in SELF_WORDS or key == _key(self_name)):
+    if is_self(name, self_name):
         return self_word
     kind = _key(entity_type or "")
     if kind in GENERIC_TYPES or kind == key:
@@ -90,6 +94,48 @@ def relation_fact(
     src = _endpoint(source, source_type, self_name, SELF_SOURCE)
     dst = _endpoint(destination, destination_type, self_name, SELF_DESTINATION)
     return f"{src} {relationship_words(relationship)} {dst}{time_clause(valid_at, invalid_at)}"
+
+
+def is_self(name: str, self_name: str) -> bool:
+    """True when ``name`` is the scope's own node (its name, or a self-reference a model left)."""
+    key = _key(name)
+    return bool(self_name) and (key in SELF_WORDS or key == _key(self_name))
+
+
+def fact_meaning(
+    source: str,
+    source_type: str | None,
+    relationship: str,
+    destination: str,
+    destination_type: str | None,
+    *,
+    valid_at: datetime | None = None,
+    invalid_at: datetime | None = None,
+    self_name: str = "",
+) -> str:
+    """The text a relation version's fact embedding is made from.
+
+    The fact itself, except that in a relation of the scope's own node the other end is written as
+    its entity type alone, when it has an informative one: ``I myself has pet dog`` for ``I myself
+    has pet Rex (dog)``, ``person sister of me`` for ``Ana (person) sister of me``. Why: the user asks
+    about their own relations without the answer's name ("do I have a dog?", "who is my sister?":
+    the name is what they want to hear), and a name the model has never seen pulls the fact's
+    embedding away from every such question. The name still counts where it is said: BM25 and the
+    fulltext index read the fact, a question that names the other end seeds it, and a relation
+    between two ends the question names ranks first (retrieval.graph, ``JOINED_SEEDS``).
+    graph_retrieval, first-person paraphrases hit@5 (docs/retrieval.md, "What a relation's
+    embedding says").
+    """
+    src_self, dst_self = is_self(source, self_name), is_self(destination, self_name)
+    if src_self != dst_self:
+        other, kind = (destination, destination_type) if src_self else (source, source_type)
+        word = _key(kind or "")
+        if word not in GENERIC_TYPES and word != _key(other):
+            if src_self:
+                return f"{SELF_SOURCE} {relationship_words(relationship)} {word}{time_clause(valid_at, invalid_at)}"
+            return f"{word} {relationship_words(relationship)} {SELF_DESTINATION}{time_clause(valid_at, invalid_at)}"
+    return relation_fact(source, source_type, relationship, destination, destination_type,
+                         valid_at=valid_at, invalid_at=invalid_at, self_name=self_name)
 
 
 def stored_times(
