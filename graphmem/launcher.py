@@ -270,6 +270,7 @@ class Neo4jLauncher:
         self.heap = heap or os.environ.get("GRAPHMEM_NEO4J_HEAP", "2g")
         self.pagecache = pagecache or os.environ.get("GRAPHMEM_NEO4J_PAGECACHE", "512m")
         self._proc: subprocess.Popen[bytes] | None = None
+        self.warmed: str | None = None  # what the last start's warming did (start(warm=True))
 
     # -- addresses -------------------------------------------------------------------------
     @property
@@ -350,22 +351,33 @@ class Neo4jLauncher:
         except OSError:
             return "(no log)"
 
-    def start(self, timeout: float = 180) -> str:
-        """Start Neo4j in the background (it outlives this Python process); return the bolt URI."""
+    def start(self, timeout: float = 180, warm: bool = True) -> str:
+        """Start Neo4j in the background (it outlives this Python process); return the bolt URI.
+
+        ``warm`` (the CLI's start without ``--no-warm``): when this call started the server and its
+        database holds graphmem's schema (a restart of a database in use), plan graphmem's
+        statements before returning (``warm_statements``: seconds to tens of seconds), so the first
+        add after the restart does not pay for it (14-22 s measured); what was done is printed on
+        stderr and kept in ``warmed``. A server already running is returned as it is."""
         if self.is_running():
             return self.uri
         with _os_errors("start"), _file_lock(self.lock_file, timeout=timeout + 1800):  # + room for a cold build
-            return self._start(timeout)
+            started = self._start(timeout)
+        if started and warm:
+            self.warmed = warm_statements(self.uri)
+            print(f"[graphmem.launcher] {self.warmed}", file=sys.stderr, flush=True)
+        return self.uri
 
-    def _start(self, timeout: float) -> str:
+    def _start(self, timeout: float) -> bool:
+        """True when this call started the server (False: it was up, or came up, on its own)."""
         if self.is_running():
-            return self.uri
+            return False
         stale = self._live_pid()
         if stale is not None:  # our process, but Bolt is not up: started outside the lock, or wedged
             deadline = time.monotonic() + timeout
             while time.monotonic() < deadline and _pid_alive(stale):
                 if _port_open(self.bolt_port):
-                    return self.uri
+                    return False
                 time.sleep(0.25)
             raise LauncherError(f"Neo4j (pid {stale}) is running but not ready after {timeout}s; "
                                f"log {self.log_file}:\n{self._log_tail()}")
@@ -399,7 +411,7 @@ class Neo4jLauncher:
                                           stdout=log, stderr=subprocess.STDOUT, close_fds=True, **detach)
         self.pid_file.write_text(f"{self._proc.pid}\n")
         if self._wait_ready(self._proc.pid, timeout):
-            return self.uri
+            return True
         self._kill(self._proc.pid)
         self.pid_file.unlink(missing_ok=True)
         raise LauncherError(f"Neo4j did not become ready (see {self.log_file}); last log lines:\n{self._log_tail()}")
@@ -459,7 +471,7 @@ class Neo4jLauncher:
             self.pid_file.unlink(missing_ok=True)
 
 
-def warm(uri: str) -> str:
+def warm_statements(uri: str) -> str:
     """Plan graphmem's statements on the server just started (stores/neo4j/prewarm.py, in a process
     of its own: the launcher stays below the stores); one line saying what was done."""
     done = subprocess.run([sys.executable, "-m", "graphmem.stores.neo4j.prewarm", uri],
@@ -496,11 +508,8 @@ def main(argv: list[str] | None = None) -> int:
             launcher.build()
             print(f"built {launcher.jar}")
         elif a.command == "start":
-            started = not launcher.is_running()
-            print(launcher.start(timeout=a.timeout), flush=True)
+            print(launcher.start(timeout=a.timeout, warm=a.warm), flush=True)
             print(f"browser: {launcher.browser_url}", file=sys.stderr, flush=True)
-            if started and a.warm:
-                print(f"[graphmem.launcher] {warm(launcher.uri)}", file=sys.stderr)
         elif a.command == "stop":
             launcher.stop()
             print("stopped")

@@ -164,6 +164,7 @@ def sample_statements():
         queries.delete_all(Scope.of(user_id="u", run_id="r")),
         queries.reset(),
         queries.ping(),
+        queries.summaries_keep_newest(),
         *partition.create_indexes(scope, TEST_DIMS),
         partition.label_scope(scope, record=True),
         *partition.await_indexes(scope, 10),
@@ -455,11 +456,11 @@ def test_setup_reads_a_current_schema_once_and_recreates_what_is_missing(neo4j_u
     with Neo4jStore(url=neo4j_uri, embedding_dims=TEST_DIMS, warm_plans=False) as again:
         again.setup()
         assert again.round_trips == 1  # SHOW INDEXES, no CREATE ... IF NOT EXISTS, no awaitIndexes
-    raw_driver.execute_query("DROP INDEX summary_scope IF EXISTS")
+    raw_driver.execute_query("DROP CONSTRAINT summary_scope_unique IF EXISTS")
     with Neo4jStore(url=neo4j_uri, embedding_dims=TEST_DIMS, warm_plans=False) as repair:
         repair.setup()
         assert repair.round_trips > len(queries.SCHEMA)
-    records, _, _ = raw_driver.execute_query("SHOW INDEXES YIELD name, state WHERE name = 'summary_scope' RETURN state")
+    records, _, _ = raw_driver.execute_query("SHOW INDEXES YIELD name, state WHERE name = 'summary_scope_unique' RETURN state")
     assert [r["state"] for r in records] == ["ONLINE"]
 
 

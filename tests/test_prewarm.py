@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from graphmem.launcher import build_parser, warm
+from graphmem.launcher import build_parser, warm_statements
 from graphmem.stores.neo4j import queries
 from graphmem.stores.neo4j.prewarm import schema_dims, warm_quietly, warm_server
 from graphmem.stores.neo4j.store import Neo4jStore
@@ -40,7 +40,7 @@ def test_warm_server_plans_with_the_database_own_dimension_and_leaves_nothing(ne
 def test_warming_an_unreachable_server_is_reported_not_raised():
     said = warm_quietly("bolt://127.0.0.1:1")
     assert said.startswith("could not warm graphmem's statements:")
-    assert warm("bolt://127.0.0.1:1").startswith("could not warm graphmem's statements:")  # the launcher's process
+    assert warm_statements("bolt://127.0.0.1:1").startswith("could not warm graphmem's statements:")  # the launcher's process
 
 
 def test_launcher_start_warms_unless_told_not_to():

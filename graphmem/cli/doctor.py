@@ -3,7 +3,8 @@
 It sends each LLM stage one small request with the stage's real tools and prints how the model
 answered (tool calls, named choice, text parsed, JSON mode), latency, tokens and what the client had
 to adapt; a stage that cannot work gets a one-line fix (wrong URL, bad key, a model that answers
-neither tools nor JSON). The embedder is checked too, and the configured store opened with its dimensions (the embedded one read-only).
+neither tools nor JSON). The embedder is checked too, and the configured store opened with its dimensions and precision
+(the embedded one read-only).
 Exit 0 when everything works, 1 otherwise; never a traceback.
 """
 
@@ -101,14 +102,15 @@ def check_embedder(config: Any) -> tuple[bool, str]:
         dims = len(embedder.embed(["graphmem doctor"])[0])
     except GraphMemError as exc:
         return False, f"embedder: FAILED: {_one_line(str(exc))}\n  fix: check embedder.config (graphmem init writes a working one)"
-    line = f"embedder: {embedder.name}, {dims} dimensions, {(time.perf_counter() - started) * 1000:.0f} ms"
-    ok, store_line = check_store(config.graph_store, dims)
+    precision = getattr(embedder, "precision", "fp32")  # as Memory passes it to the store
+    line = f"embedder: {embedder.name}, {dims} dimensions, {precision}, {(time.perf_counter() - started) * 1000:.0f} ms"
+    ok, store_line = check_store(config.graph_store, dims, precision)
     return ok, f"{line}\n{store_line}"
 
 
-def check_store(store_config: Any, dims: int) -> tuple[bool, str]:
+def check_store(store_config: Any, dims: int, precision: str = "fp32") -> tuple[bool, str]:
     """Open the store as the next command would (the embedded one read-only: no lock is taken, so a
-    running `graphmem serve` does not matter), with the embedder's dimensions."""
+    running `graphmem serve` does not matter), with the embedder's dimensions and precision."""
     from graphmem.config import EmbeddedSettings
     from graphmem.factory import build_store
 
@@ -120,15 +122,28 @@ def check_store(store_config: Any, dims: int) -> tuple[bool, str]:
     if embedded:
         store_config = store_config.model_copy(update={"config": {**store_config.config, "read_only": True}})
     try:
-        store = build_store(store_config, dims)
+        # ConfigError: an existing Neo4j vector index of other dimensions, or vectors of another precision
+        store = build_store(store_config, dims, embedder_precision=precision)
         try:
-            store.setup()  # Neo4j: raises ConfigError when an existing vector index has other dimensions
+            store.setup()
         finally:
             store.close()
     except GraphMemError as exc:
-        return False, (f"store: {where}: FAILED: {' '.join(str(exc).split())}\n  fix: use the embedder the store was built "
-                       "with, or give this embedder its own store (graph_store.config.path, or another Neo4j database)")
-    return True, f"store: {where} opens with {dims}-dimensional embeddings" + ("" if embedded else " (fits the Neo4j vector indexes)")
+        return False, f"store: {where}: FAILED: {' '.join(str(exc).split())}\n  {_store_fix(exc, precision)}"
+    return True, (f"store: {where} opens with {dims}-dimensional {precision} embeddings"
+                  + ("" if embedded else " (fits the Neo4j vector indexes)"))
+
+
+def _store_fix(exc: GraphMemError, precision: str) -> str:
+    from graphmem.stores.precision import built_in
+
+    built = built_in(str(exc))
+    if built is not None:
+        return (f'fix: set embedder.config.precision to "{built}" (the precision the store\'s vectors were made at, '
+                f'instead of "{precision}"), or give this embedder its own store (graph_store.config.path, or another '
+                "Neo4j database)")
+    return ("fix: use the embedder the store was built with, or give this embedder its own store (graph_store.config.path, "
+            "or another Neo4j database)")
 
 
 def run(ns: argparse.Namespace, config_dict: dict[str, Any] | None) -> int:

@@ -10,21 +10,32 @@ journal; Neo4j: one node, cypher/embedder_precision.cypher).
 
 from __future__ import annotations
 
+import re
+
 from graphmem.errors import ConfigError
 
 #: what a store without a record was built with
 UNRECORDED = "fp32"
+_NOT_THE = ", not the "
+_MISMATCH = re.compile(r" holds (\w+) embeddings" + re.escape(_NOT_THE) + r"\w+ of the configured embedder")
 
 
 def settle(where: str, built: str | None, wanted: str | None, holds_vectors: bool) -> bool:
     """True when the store should record ``wanted``; ConfigError when its vectors were made at
-    another precision. ``wanted`` None: the caller does not embed (export, doctor), nothing checked."""
+    another precision. ``wanted`` None: the caller does not embed (export), nothing checked."""
     built = built or UNRECORDED
     if wanted is None or built == wanted:
         return False
     if holds_vectors:
         raise ConfigError(
-            f"graph store {where} holds {built} embeddings, not the {wanted} of the configured embedder: "
+            f"graph store {where} holds {built} embeddings{_NOT_THE}{wanted} of the configured embedder: "
             "a store keeps the embedder it was built with (its precision too). Configure the embedder's "
             f"precision {built!r}, or give this embedder its own store (graph_store.config)")
     return True
+
+
+def built_in(message: str) -> str | None:
+    """The store's precision named by settle's refusal in ``message``; None for any other error
+    (graphmem doctor's fix line)."""
+    found = _MISMATCH.search(message)
+    return found.group(1) if found else None

@@ -56,7 +56,8 @@ SCHEMA = (
     "schema_import_key_unique",
     "schema_memory_turn_index",
     "schema_memory_time_index",
-    "schema_summary_scope_index",
+    "schema_drop_summary_scope_index",
+    "schema_summary_scope_unique",
 )
 
 #: The vector indexes setup() checks for the store's dimension.
@@ -69,6 +70,11 @@ EVERY = 2**31 - 1
 
 def schema(dimensions: int) -> list[Statement]:
     return [Statement(name, {"dimensions": dimensions} if "vector" in name else {}) for name in SCHEMA]
+
+
+def summaries_keep_newest() -> Statement:
+    """Run before the schema statements when they are not current (schema_summary_scope_unique)."""
+    return Statement("summaries_keep_newest")
 
 
 def scope_lock(scope: Scope) -> Statement:

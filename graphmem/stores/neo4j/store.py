@@ -197,6 +197,7 @@ class Neo4jStore(GraphStore):
             self._driver.verify_connectivity()
         indexes = self._query(queries.show_indexes(), read=True)
         if not schema_check.is_current(indexes, schema_check.expected(queries.SCHEMA)):  # else each would be a no-op
+            self._query(queries.summaries_keep_newest(), read=False)  # an earlier version's twins refuse the constraint
             for stmt in queries.schema(self.embedding_dims):
                 self._query(stmt, read=False)
             indexes = self._query(queries.show_indexes(), read=True)
