@@ -24,9 +24,11 @@ def test_an_add_writes_each_relation_with_its_fact_in_its_one_embedding_request(
     assert rel["fact"] == "I myself has pet Rex (dog)" and added["relations"][0]["fact"] == rel["fact"]
     requests = usage["embedding_requests"]
     assert requests == (1 if memory.config.add_mode == "staged" else 2)  # single_pass embeds the messages first
-    found = memory.search(rel["fact"], user_id=uid)["relations"]
-    # the fact's cosine (1: the question is the fact) less its hubness (retrieval.hubness)
-    fact, centre = memory.embedder.embed([rel["fact"]])[0], query_vectors(memory.embedder, "")[1]
+    # what is embedded is the fact as a question words it: the dog by its type (schema.facts.fact_meaning)
+    meaning = "I myself has pet dog"
+    found = memory.search(meaning, user_id=uid)["relations"]
+    # the fact's cosine (1: the question is the embedded text) less its hubness (retrieval.hubness)
+    fact, centre = memory.embedder.embed([meaning])[0], query_vectors(memory.embedder, "")[1]
     hubness = sum(f * c for f, c in zip(fact, centre, strict=True)) - memory.embedder.query_floor
     assert found[0]["fact"] == rel["fact"]
     assert found[0]["scores"]["vector"] == pytest.approx(1.0 - HYBRID.relation_hubness * hubness, abs=1e-3)
