@@ -34,6 +34,7 @@ from benchmarks import common
 from benchmarks.graph_data import UserGraph, generate, latency_user, sentence
 from graphmem import Memory
 from graphmem.lifecycle.load import load_graph
+from graphmem.lifecycle.reindex import meaning_of
 from graphmem.retrieval import SearchPreset, get_preset
 from graphmem.retrieval.graph import graph_query, search_relations
 from graphmem.retrieval.hubness import query_vectors
@@ -172,7 +173,7 @@ def load(memory: Memory, g: UserGraph) -> None:
                            **dict(zip(("valid_at", "invalid_at"), stored_times(r.valid_at, r.invalid_at, r.created_at, r.expired_at),
                                       strict=True)), self_name=g.user_id)
              for r in g.relations]
-    vectors = memory.embedder.embed(facts)
+    vectors = memory.embedder.embed([meaning_of(r, g.user_id) for r in g.relations])  # what an add embeds (schema.facts.fact_meaning)
     memory.store.set_relation_facts(scope, [RelationFact(r.id, r.source_id, f, v) for r, f, v in zip(g.relations, facts, vectors, strict=True)])
 
 

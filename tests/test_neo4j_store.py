@@ -311,14 +311,27 @@ def test_resources_name_what_is_missing():
         ("a && b || !c ~2 ^3 [r TO s] {t} /u\\", "a b \\!c \\~2 \\^3 \\[r to s\\] \\{t\\} \\/u\\\\"),
         ("  !!! ??? ***  ", None),
         ("", None),
-        ("Where does Jordan's sister live?", "where does jordan's jordan sister live\\?"),
-        ("O’Brien’s dog", "o’brien’s o’brien dog"),
-        ("'s", "'s"),  # nothing left bare: kept as it was
-        ("what's it's", "what's it's"),  # contractions, not names: no bare words
     ],
 )
 def test_fulltext_terms_escape_lucene_syntax(text, expected):
-    assert queries.fulltext_terms(text, names=True) == expected  # words without a letter or digit are dropped
+    assert queries.fulltext_terms(text) == expected  # words without a letter or digit are dropped
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("Alice AND Bob", "alice bob"),  # function words are left out of a name search
+        ('name:"x" OR (y)*', 'name\\:\\"x\\" \\(y\\)\\*'),
+        ("what do I do at the club on Saturdays?", "club saturdays\\?"),  # "the" matched "the book fair"
+        ("the of and", None),
+        ("Where does Jordan's sister live?", "jordan's jordan sister live\\?"),
+        ("O’Brien’s dog", "o’brien’s o’brien dog"),
+        ("'s", "'s"),  # nothing left bare: kept as it was
+        ("what's it's", "what's"),  # contractions, not names: no bare words; "it's" is a function word
+    ],
+)
+def test_a_name_searchs_fulltext_terms(text, expected):
+    assert queries.fulltext_terms(text, names=True) == expected
 
 
 def test_a_memory_searchs_fulltext_terms_keep_possessives_whole():

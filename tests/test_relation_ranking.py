@@ -9,7 +9,8 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from helpers import graph, llm_config, script
+from conftest import TEST_DIMS
+from helpers import graph, llm_config, make_memory, script
 
 from graphmem import Memory
 from graphmem.errors import InvalidInputError
@@ -147,6 +148,24 @@ def test_first_person_questions_find_the_users_own_relation_by_meaning_and_by_th
         assert top[0]["fact"] == "I myself has sister Mei (person)"  # what the user reads keeps the name
         pet = memory.search("what animal lives with me?", user_id=user, limit=1)["relations"]
         assert pet[0]["destination"] == "Shadow", pet
+    finally:
+        memory.close()
+
+
+def test_a_function_word_of_the_question_matches_no_name_on_any_store(server, store, uid):
+    # "the" in the question used to match every name holding it ("the book fair": fulltext 0.33 on
+    # the embedded store, 0.81 on Neo4j), so the stores ranked such questions differently
+    memory = make_memory(server, store, TEST_DIMS)
+    try:
+        script(server, graph([("the book fair", "event"), ("The Daily", "podcast"), ("volleyball", "sport")],
+                             [("I", "attended", "the book fair"), ("I", "follows", "The Daily"), ("I", "practices", "volleyball")]))
+        server.enqueue("extract_facts", {"facts": []})
+        memory.add("I went to the book fair, I follow The Daily and I play volleyball", user_id=uid)
+        found = memory.search("what do I do at the club on Saturdays?", user_id=uid)["relations"]
+        assert {r["destination"] for r in found} == {"the book fair", "The Daily", "volleyball"}  # the user's own, seeded
+        assert all(r["scores"]["fulltext"] == 0 for r in found), found
+        named = memory.search("how was the book fair?", user_id=uid)["relations"]
+        assert named[0]["destination"] == "the book fair" and named[0]["scores"]["fulltext"] > 0
     finally:
         memory.close()
 

@@ -9,19 +9,11 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
+from graphmem.schema.words import STOPWORDS
 from graphmem.types import GraphWrite
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-
-#: Function words that carry no retrieval signal. Deliberately short: pronouns like "my" are
-#: handled by the retriever (they seed the user's node), not here.
-STOPWORDS = frozenset(
-    "a an the and or but of to in on at for with by from as is are was were be been being do does did "
-    "has have had it its this that these those there here what which who whom whose when where why how "
-    "i me my mine myself you your yours we our us he him his she her they them their "
-    "about into over than then so if not no any some all can could would should will shall may might".split()
-)
 
 FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself", "im", "i'm", "ive", "i've", "id", "i'd", "ill"})
 

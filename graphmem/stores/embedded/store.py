@@ -19,6 +19,7 @@ import numpy as np
 
 from graphmem.errors import ConfigError, GraphMemError, InvalidInputError, StorageFullError, StoreError, WriteOutcomeUnknown
 from graphmem.schema.filters import Filter, scoped
+from graphmem.schema.words import STOPWORDS
 from graphmem.stores.base import (
     EntityCandidate,
     GraphQuery,
@@ -499,8 +500,9 @@ def _vector_seeds(index: ScopeIndex, query: np.ndarray, q: GraphQuery) -> dict[s
 
 
 def _fulltext_seeds(index: ScopeIndex, q: GraphQuery) -> dict[str, float]:
-    """Entity id -> share of the name's word tokens found in the query text; top_k, > 0 only."""
-    words = set(WORD.findall(q.text.casefold()))
+    """Entity id -> share of the name's word tokens found in the query text's words other than
+    function words (schema.words.STOPWORDS: "the" must not match "the book fair"); top_k, > 0 only."""
+    words = set(WORD.findall(q.text.casefold())) - STOPWORDS
     if not words or q.top_k <= 0:
         return {}
     scored = [(len(t & words) / len(t), i) for i, t in enumerate(index.tokens) if t & words]

@@ -13,6 +13,7 @@ from typing import Any
 
 from graphmem.errors import StoreError
 from graphmem.schema.resources import load_cypher
+from graphmem.schema.words import STOPWORDS
 
 #: LIMIT value standing for "no limit" (Cypher's LIMIT does not take null).
 NO_LIMIT = 2**62
@@ -147,11 +148,15 @@ def fulltext_terms(text: str, names: bool = False) -> str | None:
     at the apostrophe): without it, "where does Jordan's sister live?" found no name on Neo4j and
     the two stores ranked differently. Lower-case contractions ("it's", "what's") stay whole. A
     memory search's text terms stay as they were: there the bare name ("caroline", which opens every
-    turn its speaker said) only widened the pool with unrelated turns."""
+    turn its speaker said) only widened the pool with unrelated turns. A name search leaves out
+    function words (schema.words.STOPWORDS): "what do I do at the club?" matched every name holding
+    "the" ("the book fair", "The Daily")."""
     words: list[str] = []
     for word in text.split():
         if not any(ch.isalnum() for ch in word):
             continue
+        if names and "".join(ch for ch in word if ch.isalnum()).casefold() in STOPWORDS:
+            continue  # "the" must not match "the book fair" (the embedded store drops them too)
         words.append(word)
         bare = _POSSESSIVE.sub("", word)
         if names and bare != word and word[:1].isupper():  # the capital stays: the bare word is a word
