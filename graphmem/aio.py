@@ -103,6 +103,7 @@ class AsyncMemory:
         get_all = _mirror(Memory.get_all)
         get_summary = _mirror(Memory.get_summary)
         history = _mirror(Memory.history)
+        provenance = _mirror(Memory.provenance)
         purge_expired = _mirror(Memory.purge_expired)
         reset = _mirror(Memory.reset)
         search = _mirror(Memory.search)

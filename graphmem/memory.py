@@ -22,7 +22,9 @@ from graphmem.ingest.commit import commit_add
 from graphmem.ingest.context import Summarizer
 from graphmem.ingest.idempotency import Seal, keyed, seal_for
 from graphmem.ingest.messages import for_extraction, parse_messages, verbatim_messages
+from graphmem.ingest.prepare import prepare_in_background
 from graphmem.ingest.single_pass import SinglePassPipeline
+from graphmem.lifecycle import provenance
 from graphmem.lifecycle.history import History
 from graphmem.lifecycle.reserve import Reserve
 from graphmem.lifecycle.retention import Retention, expiration
@@ -30,7 +32,7 @@ from graphmem.llm import LLM
 from graphmem.llm.limits import limited
 from graphmem.llm.usage import Usage, metered, totals
 from graphmem.results import MemoryResult, SearchResult
-from graphmem.retrieval import SearchPreset, get_preset, when
+from graphmem.retrieval import SearchPreset, get_preset
 from graphmem.retrieval.agreement import agree
 from graphmem.retrieval.graph import search_relations
 from graphmem.retrieval.hubness import query_vectors
@@ -128,7 +130,7 @@ class Memory:
         # the background work last: started earlier, its threads would share the interpreter with the
         # rest of this constructor and slow it down (Memory.from_config on Neo4j, docs/benchmarks.md)
         self.store.warm()  # the store's own setting decides (build_store folds warm_up into it)
-        self._preparing = _prepare_in_background(self.llm, self.graph_llm, self.embedder) if self.config.warm_up else None
+        self._preparing = prepare_in_background(self.llm, self.graph_llm, self.embedder) if self.config.warm_up else None
 
     def _pipeline(self, **parts: Any) -> AddPipeline:
         """The add pipeline of ``add_mode``: both share stages, resolution and the write."""
@@ -451,6 +453,17 @@ class Memory:
             self.history_log.settle(self.store.get_memory)
         return self.history_log.history(arguments.check_text("memory_id", memory_id))
 
+    def provenance(self, add_id: str, *, user_id: str | None = None, agent_id: str | None = None,
+                   run_id: str | None = None) -> dict[str, Any]:
+        """Why a relation is believed: the messages, memory events and relation versions of the add
+        ``add_id`` (a relation's ``provenance["added_by"]`` / ``["retired_by"]``) in this scope
+        (lifecycle/provenance.py). An add of another scope reads as one that brought nothing."""
+        scope = Scope.of(user_id, agent_id, run_id)
+        if not isinstance(add_id, str) or not add_id.strip():
+            raise InvalidInputError("add_id must be a non-empty string (a relation's provenance names one)")
+        return provenance.explain(self.store, self.history_log, scope, arguments.check_text("add_id", add_id.strip()),
+                                  self.config.context.max_messages)
+
     @overload
     def _memory(self, memory_id: Any) -> MemoryItem: ...
     @overload
@@ -530,25 +543,6 @@ class Memory:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _prepare_in_background(llm: LLM, graph_llm: LLM, embedder: Embedder) -> threading.Thread:
-    """Build the model clients and load the time parser on a daemon thread, so the first add does
-    not pay for them (measured in docs/add-modes.md: about 0.5 s in a fresh process, 0.1-0.2 s for
-    each new Memory). Nothing is sent; what cannot be built fails on first use, as before."""
-
-    def prepare() -> None:
-        try:
-            for part in {id(p): p for p in (llm, graph_llm)}.values():
-                part.prepare()
-            embedder.prepare()
-            when.warm_parser()
-        except Exception as exc:  # noqa: BLE001 - a user's own LLM or embedder may raise: its first use will say why
-            log.debug("preparing the model clients ahead failed: %s", exc)
-
-    thread = threading.Thread(target=prepare, name="graphmem-prepare", daemon=True)
-    thread.start()
-    return thread
 
 
 def _closed_method(name: str) -> Callable[..., Any]:

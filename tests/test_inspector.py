@@ -254,6 +254,13 @@ def _timeline_screen(driver, folder: Path) -> None:
     assert "LOVES_PLAYING" in timeline and "2024-01-10" in timeline and "2024-06-15" in timeline
     assert "loves playing badminton" in timeline and "added by" in timeline and "retired by" in timeline  # fact, provenance
     assert "I love playing badminton on Sundays" in by_id(driver, "entity-memories").text
+    # why: the add that retired badminton, resolved (the story's adds wrote no messages to the log)
+    retired_by = by_id(driver, "timeline").find_element("xpath", ".//tr[contains(., 'LOVES_PLAYING')]//button[@class='add-id'][last()]")
+    retired_by.click()
+    wait(driver, lambda d: "retired:" in d.find_element("id", "entity-why").text)
+    why = by_id(driver, "entity-why").text
+    assert f"Add {retired_by.get_attribute('title')}" in why and "LOVES_PLAYING badminton" in why
+    assert "no message of this add is in the conversation log" in why and "asserted:" in why and "HAS_NAME" in why
     driver.save_screenshot(str(folder / "4-entity-timeline.png"))
 
 
@@ -293,7 +300,8 @@ def test_inspector_api_keeps_tenants_apart(world):
     bob_memory = api(world, "bob", "/ui/api/memories", user_id=bob).json()["results"][0]["id"]
     for method, path, params in [("GET", "/ui/api/memories", {}), ("GET", "/ui/api/graph", {}),
                                  ("GET", "/ui/api/entity", {"name": "Zanzibar"}), ("GET", "/ui/api/export", {}),
-                                 ("DELETE", "/ui/api/entity", {"name": "Zanzibar"}), ("DELETE", "/ui/api/user", {})]:
+                                 ("DELETE", "/ui/api/entity", {"name": "Zanzibar"}), ("DELETE", "/ui/api/user", {}),
+                                 ("GET", "/ui/api/provenance", {"add_id": "Zanzibar"})]:
         refused = api(world, "alice", path, method, user_id=bob, **params)
         assert refused.status_code == 403, (path, refused.text)
         assert SECRET not in refused.text and "Zanzibar" not in refused.text
@@ -302,6 +310,12 @@ def test_inspector_api_keeps_tenants_apart(world):
         unknown = api(world, "alice", path, method, user_id=alice, memory_id=str(uuid.uuid4()))
         assert theirs.status_code == unknown.status_code == 404
         assert theirs.json()["error"] == unknown.json()["error"] == "NotFoundError"
+    # bob's add asked about in alice's scope answers exactly as an id nobody wrote
+    (said,) = world["store"].conversation(Scope.of(user_id=bob), 10).messages
+    theirs, unknown = (api(world, "alice", "/ui/api/provenance", "GET", user_id=alice, add_id=i).json()
+                       for i in (said.add_id, str(uuid.uuid4())))
+    assert theirs == {**unknown, "add_id": said.add_id} and theirs["messages"] == theirs["memories"] == []
+    assert SECRET not in str(theirs)
     assert httpx.get(world["url"] + "/ui/api/session").status_code == 401
     assert api(world, "bob", "/ui/api/memories", user_id=bob).json()["results"][0]["memory"] == SECRET
     assert api(world, "bob", "/ui/api/user", "DELETE", user_id=bob).status_code == 200  # bob forgets bob

@@ -85,6 +85,11 @@ def test_mem0_routes_round_trip(rest, llm):
         assert [e["event"] for e in c.get(f"/memories/{mem_id}/history").json()] == ["ADD", "UPDATE"]
         timeline = c.get("/timeline", params={"entity": "Lisbon", "user_id": user}).json()
         assert [r["relationship"] for r in timeline["relations"]] == ["LIVES_IN"]
+        add_id = timeline["relations"][0]["provenance"]["added_by"][0]
+        why = c.get(f"/provenance/{add_id}", params={"user_id": user}).json()
+        assert [m["content"] for m in why["messages"]] == ["I live in Lisbon and work at Acme"]
+        assert sorted(e["new_memory"] for e in why["memories"]) == ["Lives in Lisbon", "Works at Acme"]
+        assert [r["destination"] for r in why["relations"]["created"]] == ["Lisbon"]
         hood = c.get("/graph", params={"entity": "Lisbon", "user_id": user}).json()
         assert [r["destination"] for r in hood["relations"]] == ["Lisbon"]
         assert c.get("/graph", params={"entity": "Lisbon", "user_id": user, "as_of": "2000-01-01"}).json()["relations"] == []
@@ -113,6 +118,7 @@ def test_keys_are_bound_to_their_scopes(rest_embedded, llm):
             alice.post("/search", json={"query": "secret", "user_id": "bob"}),
             alice.delete("/memories", params={"user_id": "bob"}),
             alice.get("/timeline", params={"entity": "x", "user_id": "bob"}),
+            alice.get("/provenance/some-add", params={"user_id": "bob"}),
             alice.get("/graph", params={"user_id": "alicex"}),
             alice.post("/reset"),
         ]
@@ -168,7 +174,8 @@ def test_bad_input_gets_json_4xx_and_writes_nothing(rest_embedded, llm):
     docs = httpx.get(url + "/docs")
     assert docs.status_code == 200 and "swagger" in docs.text.lower()
     paths = httpx.get(url + "/openapi.json").json()["paths"]
-    assert {"/memories", "/memories/{memory_id}", "/memories/{memory_id}/history", "/search", "/reset", "/timeline", "/graph"} <= set(paths)
+    assert {"/memories", "/memories/{memory_id}", "/memories/{memory_id}/history", "/search", "/reset", "/timeline", "/graph",
+            "/provenance/{add_id}"} <= set(paths)
 
 
 def test_admin_reset(rest_embedded):

@@ -283,6 +283,25 @@ class History:
             ).fetchall()
         return [dict(zip(COLUMNS, row, strict=False), is_deleted=bool(row[7])) for row in rows]
 
+    def of_add(self, scope: Scope, add_id: str) -> list[dict[str, Any]]:
+        """The memory events one add wrote in ``scope``'s partition (``Scope.key``: its user whatever
+        the agent and run, else its agent without a user, else its run), oldest first: what
+        ``Memory.provenance`` shows of an add, read where the store reads its messages and relations."""
+        self._retry_commits()
+        if scope.user_id is not None:
+            where, values = "user_id = ?", [scope.user_id]
+        elif scope.agent_id is not None:
+            where, values = "user_id IS NULL AND agent_id = ?", [scope.agent_id]
+        else:
+            where, values = "user_id IS NULL AND agent_id IS NULL AND run_id = ?", [scope.run_id or ""]
+        with self._using() as db:
+            rows = db.execute(
+                f"SELECT {', '.join(COLUMNS)} FROM history WHERE add_id = ? AND committed = 1 AND {where} AND NOT EXISTS "
+                "(SELECT 1 FROM history AS e WHERE e.memory_id = history.memory_id AND e.expires_at <= ?) ORDER BY seq",
+                (add_id, *values, sortable_time(utcnow())),
+            ).fetchall()
+        return [dict(zip(COLUMNS, row, strict=False), is_deleted=bool(row[7])) for row in rows]
+
     # --- retention and erasure: rows go for good, the audit keeps only that it happened ----------
 
     def erase_memories(self, memory_ids: list[str], event: str) -> int:

@@ -130,13 +130,19 @@ class Tools:
         (default now)."""
         return neighbourhood(await self.memory.timeline(entity, **self._scope(scope)), as_of, known_at)
 
+    async def relation_provenance(self, add_id: Text, **scope: str | None) -> dict[str, Any]:
+        """Why a relation is believed: the messages, memory changes and relation versions of one add, named
+        by a relation's provenance (added_by / retired_by). Messages older than the conversation log's
+        limit are gone (messages_kept false)."""
+        return await self.memory.provenance(add_id, **self._scope(scope))
+
     async def get_summary(self, **scope: str | None) -> dict[str, Any]:
         """The scope's rolling conversation summary (null before the first one)."""
         return {"summary": await self.memory.get_summary(**self._scope(scope))}
 
 
 TOOL_NAMES = ("add_memory", "search_memory", "get_memories", "get_memory", "update_memory", "delete_memory",
-              "entity_timeline", "entity_neighbourhood", "get_summary")
+              "entity_timeline", "entity_neighbourhood", "relation_provenance", "get_summary")
 
 
 def bound(tools: Tools, name: str) -> Tool:

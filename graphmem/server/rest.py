@@ -2,7 +2,7 @@
 
 Routes (mem0's, so mem0 REST clients work): POST /memories, GET /memories, GET/PUT/DELETE
 /memories/{id}, GET /memories/{id}/history, POST /search, DELETE /memories, POST /reset; and
-graphmem's GET /timeline and GET /graph; GET /health. OpenAPI at /docs (Swagger UI from the package). Bodies are pydantic models that refuse
+graphmem's GET /timeline, GET /graph and GET /provenance/{add_id}; GET /health. OpenAPI at /docs (Swagger UI from the package). Bodies are pydantic models that refuse
 unknown fields; every error is a JSON body {"detail": ...} with a 4xx status (5xx only when the
 LLM or the store failed, without a traceback). Keys: access.py.
 """
@@ -147,6 +147,12 @@ def _graph_routes(app: FastAPI, memory: AsyncMemory) -> None:
         holding([], as_of, known_at)  # a bad time is refused before the store is read
         every = await memory.get_all(**scope, include_invalidated=True, limit=10_000)  # every version, then the time rule
         return {"relations": holding(every["relations"], as_of, known_at)[:limit]}
+
+    @app.get("/provenance/{add_id}", summary="What one add brought: why a relation is believed")
+    async def provenance(add_id: str, tenant: Caller, user_id: str | None = None, agent_id: str | None = None,
+                         run_id: str | None = None) -> dict[str, Any]:
+        # another tenant's add reads as one that brought nothing (the scope is the key's), as an unknown id
+        return await memory.provenance(add_id, **allowed(tenant, user_id, agent_id, run_id))
 
 
 async def _owned(memory: AsyncMemory, tenant: Tenant, memory_id: str) -> MemoryResult:

@@ -97,6 +97,11 @@ def _records(app: FastAPI, memory: AsyncMemory) -> None:
             raise NotFoundError(f"no history for memory {memory_id!r}")
         return events
 
+    @app.get("/ui/api/provenance", summary="Inspector: what one add brought (why a relation version is believed)")
+    async def provenance(tenant: Caller, add_id: Annotated[str, Query(min_length=1, max_length=200)],
+                         user_id: str | None = None) -> dict[str, Any]:
+        return await memory.provenance(add_id, **allowed(tenant, user_id, None, None))
+
     @app.get("/ui/api/export", summary="Inspector: a user's graph (every version) and memories, JSON or GraphML")
     async def export(tenant: Caller, user_id: str | None = None, format: str = "json") -> Response:
         scope = Scope.of(**allowed(tenant, user_id, None, None))

@@ -440,12 +440,13 @@ async function openEntity(name) {
   state.entity = data.entity;
   $("entity-title").textContent = `Entity “${data.entity}”`;
   const rows = data.relations.map((r) => {
-    const tr = row([r.source, r.relationship, r.destination, short(r.valid_at), short(r.invalid_at), short(r.created_at), short(r.expired_at),
-                    factAndProvenance(r)]);
+    const tr = row([r.source, r.relationship, r.destination, short(r.valid_at), short(r.invalid_at), short(r.created_at), short(r.expired_at)]);
+    tr.append(factAndProvenance(r));
     if (r.invalid_at || r.expired_at) tr.className = "retired";
     return tr;
   });
   $("timeline").tBodies[0].replaceChildren(...rows);
+  resetWhy();
   $("entity-memories").replaceChildren(...data.memories.map((m) => { const li = document.createElement("li"); li.textContent = m.memory; return li; }));
   $("forget-entity").hidden = false;
   selectTab("entity");
@@ -457,6 +458,7 @@ async function forgetEntity() {
   status(`forgot “${name}”: ${result.entities} entities, ${result.memories} memories`);
   $("entity-title").textContent = `“${name}” was forgotten`;
   $("timeline").tBodies[0].replaceChildren();
+  resetWhy();
   $("entity-memories").replaceChildren();
   $("forget-entity").hidden = true;
   state.entity = null;
@@ -489,14 +491,46 @@ async function forgetUser() {
 // --- small DOM helpers ---------------------------------------------------------------------------
 
 function cell(text) { const td = document.createElement("td"); td.textContent = text ?? ""; return td; }
-// a relation version's fact and the adds behind it (ids cut to 8 characters; the full ids are in the title)
+// a relation version's fact and the adds behind it, each add a button that shows what it brought
+// (ids cut to 8 characters; the full id is the button's title)
 function factAndProvenance(r) {
   const p = r.provenance || { added_by: [], retired_by: null };
-  const cut = (id) => id.slice(0, 8);
-  const parts = [];
-  if (p.added_by.length) parts.push(`added by ${p.added_by.map(cut).join(", ")}`);
-  if (p.retired_by) parts.push(`retired by ${cut(p.retired_by)}`);
-  return [r.fact || "", parts.join("; ")].filter(Boolean).join(" · ");
+  const td = document.createElement("td");
+  if (r.fact) td.append(r.fact);
+  const adds = [...p.added_by.map((id) => ["added by", id]), ...(p.retired_by ? [["retired by", p.retired_by]] : [])];
+  adds.forEach(([what, id], i) => {
+    td.append(i === 0 && r.fact ? " · " : i ? "; " : "", `${what} `);
+    const b = button(id.slice(0, 8), `what add ${id} brought`, () => showWhy(id).catch(showError));
+    b.title = id;
+    b.className = "add-id";
+    td.append(b);
+  });
+  return td;
+}
+
+function resetWhy() {
+  const hint = document.createElement("p");
+  hint.textContent = "Choose an add id in the timeline (added by / retired by) to see its messages, memory changes and relations.";
+  $("entity-why").replaceChildren(hint);
+}
+
+async function showWhy(addId) {
+  const why = await getJson("/ui/api/provenance", { user_id: state.user, add_id: addId });
+  const box = $("entity-why");
+  const line = (text) => { const li = document.createElement("li"); li.textContent = text; return li; };
+  const triple = (r) => `${r.source} ${r.relationship} ${r.destination}`;
+  const items = [
+    ...why.messages.map((m) => line(`said (${m.role}, ${short(m.timestamp)}): “${m.content}”`)),
+    ...why.memories.map((e) => line(`memory ${e.event}: ${e.old_memory ? `“${e.old_memory}” → ` : ""}“${e.new_memory ?? ""}”`)),
+    ...why.relations.created.map((r) => line(`asserted: ${triple(r)}`)),
+    ...why.relations.retired.map((r) => line(`retired: ${triple(r)}`)),
+  ];
+  if (!why.messages_kept) items.unshift(line("no message of this add is in the conversation log (it keeps the newest ones only)"));
+  const title = document.createElement("p");
+  title.textContent = `Add ${addId}`;
+  const list = document.createElement("ul");
+  list.append(...items);
+  box.replaceChildren(title, list);
 }
 
 function row(values) { const tr = document.createElement("tr"); tr.append(...values.map(cell)); return tr; }

@@ -1,0 +1,43 @@
+"""Why a relation is believed: what one add brought (``Memory.provenance``).
+
+Every relation version names the add that created it (``provenance["added_by"]``) and the one that
+retired it (``provenance["retired_by"]``); every memory event and every logged message carries its
+add's id too. ``explain`` resolves an add id, inside one scope, to:
+
+- ``messages``: the add's messages as the scope's conversation log still holds them (the log keeps
+  the newest ``context.max_messages`` per scope, so an old add's messages may be gone:
+  ``messages_kept`` says whether any are);
+- ``memories``: the memory events the add wrote (ADD / UPDATE / DELETE with the old and new text,
+  as ``Memory.history`` shows them);
+- ``relations``: ``created``, the versions it wrote; ``retired``, the versions it ended.
+
+Reads through the scope as every read does (the conversation log and memory history of the scope's
+partition, ``Scope.key``; the relation versions the store lists for the scope): an add id of
+another user (or none) gives empty lists, never an error that would tell the caller the id exists
+elsewhere.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from graphmem.lifecycle.history import History
+from graphmem.stores.base import GraphStore
+from graphmem.types import Scope, iso
+
+
+def explain(store: GraphStore, history: History, scope: Scope, add_id: str, log_size: int) -> dict[str, Any]:
+    """What the add ``add_id`` brought to ``scope`` (see the module's description)."""
+    log = store.conversation(scope, log_size) if log_size > 0 else None
+    said = [m for m in (log.messages if log else []) if m.add_id == add_id]
+    versions = store.get_all(scope, include_invalidated=True)
+    created = [r for r in versions if add_id in r.provenance]
+    retired = [r for r in versions if r.retired_by == add_id]
+    memories = history.of_add(scope, add_id)
+    return {
+        "add_id": add_id,
+        "messages": [{"role": m.role, "content": m.content, "timestamp": iso(m.timestamp), "seq": m.seq} for m in said],
+        "messages_kept": bool(said),
+        "memories": memories,
+        "relations": {"created": [r.to_dict() for r in created], "retired": [r.to_dict() for r in retired]},
+    }
