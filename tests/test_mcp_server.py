@@ -75,7 +75,7 @@ async def _exercise(client: Client, llm: ScriptedLLMServer, scope: dict[str, str
     assert [r["relationship"] for r in timeline["relations"]] == ["LIVES_IN"]
     why = await _ok(client, "relation_provenance", {"add_id": timeline["relations"][0]["provenance"]["added_by"][0], **scope})
     assert [m["content"] for m in why["messages"]] == ["I have lived in Lisbon since 2020"]
-    assert [r["destination"] for r in why["relations"]["created"]] == ["Lisbon"]
+    assert [r["destination"] for r in why["relations"]["asserted"]] == ["Lisbon"]
     hood = await _ok(client, "entity_neighbourhood", {"entity": "me", **scope})
     assert [r["destination"] for r in hood["relations"]] == ["Lisbon"]
     assert await _ok(client, "entity_neighbourhood", {"entity": "me", "as_of": "2019-01-01", **scope}) == {"entity": "me", "relations": []}

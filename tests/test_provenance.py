@@ -34,11 +34,11 @@ def test_an_add_id_resolves_to_the_messages_memories_and_relations_it_brought(se
         created = memory.provenance(boston["added_by"][0], user_id=uid)
         assert [m["content"] for m in created["messages"]] == ["I live in Boston"] and created["messages_kept"]
         assert [(e["event"], e["new_memory"]) for e in created["memories"]] == [("ADD", "Lives in Boston")]
-        assert [r["destination"] for r in created["relations"]["created"]] == ["Boston"] and created["relations"]["retired"] == []
+        assert [r["destination"] for r in created["relations"]["asserted"]] == ["Boston"] and created["relations"]["retired"] == []
         moved = memory.provenance(boston["retired_by"], user_id=uid)  # why Boston is no longer believed
         assert [m["content"] for m in moved["messages"]] == ["I moved to Denver"]
         assert "Lives in Denver" in [e["new_memory"] for e in moved["memories"]]
-        assert [r["destination"] for r in moved["relations"]["created"]] == ["Denver"]
+        assert [r["destination"] for r in moved["relations"]["asserted"]] == ["Denver"]
         assert [r["destination"] for r in moved["relations"]["retired"]] == ["Boston"]
         assert moved["add_id"] == boston["retired_by"] == versions["Denver"]["provenance"]["added_by"][0]
 
@@ -47,7 +47,7 @@ def test_another_scope_learns_nothing_of_an_add(server, store, uid):
     with make_memory(server, store, TEST_DIMS) as memory:
         versions = _boston_then_denver(memory, server, uid)
         add_id = versions["Boston"]["provenance"]["added_by"][0]
-        empty = {"add_id": add_id, "messages": [], "messages_kept": False, "memories": [], "relations": {"created": [], "retired": []}}
+        empty = {"add_id": add_id, "messages": [], "messages_kept": False, "memories": [], "relations": {"asserted": [], "retired": []}}
         assert memory.provenance(add_id, user_id=f"other-{uuid.uuid4().hex[:8]}") == empty  # as for an id nobody wrote
         assert memory.provenance(add_id, agent_id=f"bot-{uuid.uuid4().hex[:8]}") == empty  # an agent without the user
         unknown = uuid.uuid4().hex
@@ -62,5 +62,5 @@ def test_an_add_whose_messages_left_the_log_still_shows_its_memories_and_relatio
         versions = _boston_then_denver(memory, server, uid)
         old = memory.provenance(versions["Boston"]["provenance"]["added_by"][0], user_id=uid)
         assert old["messages"] == [] and not old["messages_kept"]  # the log keeps the newest message only
-        assert [r["destination"] for r in old["relations"]["created"]] == ["Boston"]
+        assert [r["destination"] for r in old["relations"]["asserted"]] == ["Boston"]
         assert [e["new_memory"] for e in old["memories"]] == ["Lives in Boston"]

@@ -89,7 +89,7 @@ def test_mem0_routes_round_trip(rest, llm):
         why = c.get(f"/provenance/{add_id}", params={"user_id": user}).json()
         assert [m["content"] for m in why["messages"]] == ["I live in Lisbon and work at Acme"]
         assert sorted(e["new_memory"] for e in why["memories"]) == ["Lives in Lisbon", "Works at Acme"]
-        assert [r["destination"] for r in why["relations"]["created"]] == ["Lisbon"]
+        assert [r["destination"] for r in why["relations"]["asserted"]] == ["Lisbon"]
         hood = c.get("/graph", params={"entity": "Lisbon", "user_id": user}).json()
         assert [r["destination"] for r in hood["relations"]] == ["Lisbon"]
         assert c.get("/graph", params={"entity": "Lisbon", "user_id": user, "as_of": "2000-01-01"}).json()["relations"] == []

@@ -9,7 +9,8 @@ add's id too. ``explain`` resolves an add id, inside one scope, to:
   ``messages_kept`` says whether any are);
 - ``memories``: the memory events the add wrote (ADD / UPDATE / DELETE with the old and new text,
   as ``Memory.history`` shows them);
-- ``relations``: ``created``, the versions it wrote; ``retired``, the versions it ended.
+- ``relations``: ``asserted``, the versions it wrote or said again (their ``added_by`` holds it:
+  the first of those ids created the version); ``retired``, the versions it ended.
 
 Reads through the scope as every read does (the conversation log and memory history of the scope's
 partition, ``Scope.key``; the relation versions the store lists for the scope): an add id of
@@ -31,7 +32,7 @@ def explain(store: GraphStore, history: History, scope: Scope, add_id: str, log_
     log = store.conversation(scope, log_size) if log_size > 0 else None
     said = [m for m in (log.messages if log else []) if m.add_id == add_id]
     versions = store.get_all(scope, include_invalidated=True)
-    created = [r for r in versions if add_id in r.provenance]
+    asserted = [r for r in versions if add_id in r.provenance]
     retired = [r for r in versions if r.retired_by == add_id]
     memories = history.of_add(scope, add_id)
     return {
@@ -39,5 +40,5 @@ def explain(store: GraphStore, history: History, scope: Scope, add_id: str, log_
         "messages": [{"role": m.role, "content": m.content, "timestamp": iso(m.timestamp), "seq": m.seq} for m in said],
         "messages_kept": bool(said),
         "memories": memories,
-        "relations": {"created": [r.to_dict() for r in created], "retired": [r.to_dict() for r in retired]},
+        "relations": {"asserted": [r.to_dict() for r in asserted], "retired": [r.to_dict() for r in retired]},
     }

@@ -522,7 +522,7 @@ async function showWhy(addId) {
   const items = [
     ...why.messages.map((m) => line(`said (${m.role}, ${short(m.timestamp)}): “${m.content}”`)),
     ...why.memories.map((e) => line(`memory ${e.event}: ${e.old_memory ? `“${e.old_memory}” → ` : ""}“${e.new_memory ?? ""}”`)),
-    ...why.relations.created.map((r) => line(`asserted: ${triple(r)}`)),
+    ...why.relations.asserted.map((r) => line(`asserted: ${triple(r)}`)),
     ...why.relations.retired.map((r) => line(`retired: ${triple(r)}`)),
   ];
   if (!why.messages_kept) items.unshift(line("no message of this add is in the conversation log (it keeps the newest ones only)"));
