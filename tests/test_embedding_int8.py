@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -49,6 +50,32 @@ def test_int8_vectors_are_unit_and_close_to_fp32(home, folder):
     assert np.diag(queries).min() > 0.95
     copy = quantize.cached_path(folder / "model.onnx")
     assert copy.parent == home / "cache" / "onnx-int8" and copy.stat().st_size < (folder / "model.onnx").stat().st_size / 2
+
+
+def test_int8_runs_each_text_on_one_thread_and_texts_side_by_side(home, monkeypatch):
+    """An int8 copy with no ``threads`` setting: its session has one intra-op thread (waking a pool
+    for each of its many small steps cost more than it saved: onnx._lanes), each text is a call of
+    its own, the calls run side by side in lanes, and so a text's vector is the same whatever else
+    was embedded with it (batched, int8 quantizes a batch's activations on one scale). ``threads``
+    given: the pool and batches, one lane."""
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0, 1}, raising=False)
+    lanes = OnnxEmbedder(MODEL_DIR, precision="int8")
+    assert lanes._lanes == 2 and lanes._session.get_session_options().intra_op_num_threads == 1
+    pooled = OnnxEmbedder(MODEL_DIR, precision="int8", threads=2)
+    assert pooled._lanes == 1 and pooled._session.get_session_options().intra_op_num_threads == 2
+    assert OnnxEmbedder(MODEL_DIR)._lanes == 1  # fp32's steps are large enough to share
+    texts = [f"{s} (note {i})" for i in range(3) for s in SENTENCES]
+    seen: list[tuple[int, str]] = []
+    run = lanes._run
+    monkeypatch.setattr(lanes, "_run", lambda batch: (seen.append((len(batch), threading.current_thread().name)), run(batch))[1])
+    together = np.array(lanes.embed(texts))
+    assert [n for n, _ in seen] == [1] * len(texts)
+    assert {name.startswith("graphmem-onnx") for _, name in seen} == {True}
+    alone = np.array([lanes.embed_one(t) for t in texts[::-1]])[::-1]
+    assert np.allclose(together, alone, atol=1e-6)
+    batched = np.array(pooled.embed(texts))  # one batch: each row quantized on the batch's scale
+    assert not np.allclose(batched, alone, atol=1e-4) and (batched * alone).sum(axis=1).min() > 0.98
+    assert np.allclose(lanes.embed_query(SENTENCES[2]), pooled.embed_query(SENTENCES[2]), atol=1e-5)
 
 
 def test_the_second_load_reads_the_cached_copy(home):
