@@ -41,7 +41,7 @@ def test_every_profile_is_commented_json_that_loads(profile, tmp_path):
     folder = tmp_path / "graph" if profile == "offline" else tmp_path / profile / "graph"  # one folder per embedder
     assert config.graph_store.config == {"path": str(folder)}
     if profile == "download":
-        assert config.embedder.config == {"model": "sentence-transformers/all-MiniLM-L6-v2"}
+        assert config.embedder.config == {"model": "BAAI/bge-small-en-v1.5", "precision": "int8"}  # the recommended model
 
 
 def test_the_first_run_offline(newcomer, capsys):
