@@ -192,7 +192,7 @@ def disk_cache_path(embedder: Embedder, *parts: object) -> Path:
     """The cache file for this embedder: its name, dims, and whatever changes a document's vector
     (max length, passage instruction), hashed, so a changed model never reads stale vectors."""
     what = [embedder.name, embedder.dims, getattr(embedder, "max_length", None), getattr(embedder, "passage_instruction", ""), *parts]
-    if getattr(embedder, "_lanes", 1) > 1:  # int8 one text per call: not the batched vectors of older caches
+    if getattr(embedder, "_per_text", False):  # int8 one text per call: not the batched vectors of older caches
         what.append("one text per call")
     digest = hashlib.sha1(json.dumps(what, default=str).encode()).hexdigest()[:16]
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in embedder.name)

@@ -60,10 +60,11 @@ def test_int8_runs_each_text_on_one_thread_and_texts_side_by_side(home, monkeypa
     given: the pool and batches, one lane."""
     monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0, 1}, raising=False)
     lanes = OnnxEmbedder(MODEL_DIR, precision="int8")
-    assert lanes._lanes == 2 and lanes._session.get_session_options().intra_op_num_threads == 1
+    assert lanes._per_text and lanes._lanes == 2 and lanes._session.get_session_options().intra_op_num_threads == 1
     pooled = OnnxEmbedder(MODEL_DIR, precision="int8", threads=2)
-    assert pooled._lanes == 1 and pooled._session.get_session_options().intra_op_num_threads == 2
-    assert OnnxEmbedder(MODEL_DIR)._lanes == 1  # fp32's steps are large enough to share
+    assert not pooled._per_text and pooled._session.get_session_options().intra_op_num_threads == 2
+    assert not OnnxEmbedder(MODEL_DIR)._per_text  # fp32's steps are large enough to share
+    assert lanes.fingerprint() != pooled.fingerprint()  # caches of batched vectors are not reused
     texts = [f"{s} (note {i})" for i in range(3) for s in SENTENCES]
     seen: list[tuple[int, str]] = []
     run = lanes._run
@@ -76,6 +77,10 @@ def test_int8_runs_each_text_on_one_thread_and_texts_side_by_side(home, monkeypa
     batched = np.array(pooled.embed(texts))  # one batch: each row quantized on the batch's scale
     assert not np.allclose(batched, alone, atol=1e-4) and (batched * alone).sum(axis=1).min() > 0.98
     assert np.allclose(lanes.embed_query(SENTENCES[2]), pooled.embed_query(SENTENCES[2]), atol=1e-5)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0}, raising=False)
+    one_core = OnnxEmbedder(MODEL_DIR, precision="int8")  # one lane: still one text per call
+    assert one_core._per_text and one_core._lanes == 1
+    assert np.allclose(np.array(one_core.embed(texts)), alone, atol=1e-6)
 
 
 def test_the_second_load_reads_the_cached_copy(home):

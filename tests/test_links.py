@@ -20,9 +20,15 @@ class _Echo(socketserver.BaseRequestHandler):
             self.request.sendall(data)
 
 
+class _ReusableServer(socketserver.ThreadingTCPServer):
+    # the test binds the same port again after its connections closed (TIME_WAIT on the server's
+    # side would refuse it: "Address already in use", seen once in a full suite)
+    allow_reuse_address = True
+
+
 @contextlib.contextmanager
 def _echo_server(port: int):
-    server = socketserver.ThreadingTCPServer(("127.0.0.1", port), _Echo)
+    server = _ReusableServer(("127.0.0.1", port), _Echo)
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

@@ -175,10 +175,10 @@ def _open_session(model_path: Path, threads: int | None) -> Any:
         raise ConfigError(f"cannot load ONNX model {model_path}: {exc}") from exc
 
 
-def _lanes(precision: str, threads: int | None) -> int:
-    """How many calls of the session run side by side: 1, except for an int8 copy with no
-    ``threads`` setting, whose session gets one intra-op thread, one text per call, and as many
-    parallel callers as the process has cores (at most ``MAX_LANES``).
+def _per_text(precision: str, threads: int | None) -> bool:
+    """True for an int8 copy with no ``threads`` setting: its session gets one intra-op thread, each
+    text is a call of its own, and the calls run side by side in ``_lanes`` (one per core, at
+    most ``MAX_LANES``); otherwise onnxruntime's pool and batches.
 
     Why: the int8 graph is many small steps (each MatMul quantizes its input first); with
     onnxruntime's pool of sleeping threads (no spinning, ``_open_session``) waking the pool for each
@@ -193,8 +193,11 @@ def _lanes(precision: str, threads: int | None) -> int:
     embedded alone was 0.989-0.993), and it is the fastest way through: bge-small int8 on 2 cores,
     BEAM messages 32 documents/s against 21 in batches of 32 and 17-19 on the pool; LOCOMO turns
     197 against 143 (fp32 ones at cosine 0.9972 on average against 0.9968)."""
-    if precision == "fp32" or threads is not None:
-        return 1
+    return precision != "fp32" and threads is None
+
+
+def _lanes() -> int:
+    """How many per-text calls run side by side: the process's cores, at most ``MAX_LANES``."""
     try:
         cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
@@ -244,7 +247,7 @@ class OnnxEmbedder(Embedder):
     ``max_length`` tokens, run through the model on CPU in batches of ``batch_size``, pooled over
     the attention mask (mode read from ``pooling_config.json``; mean by default) and
     L2-normalised. ``threads`` sets onnxruntime's intra-op thread count (default: its own; an int8
-    copy with no ``threads`` runs one text per call on one thread, calls side by side: ``_lanes``).
+    copy with no ``threads`` runs one text per call on one thread, calls side by side: ``_per_text``).
     """
 
     def __init__(
@@ -293,8 +296,9 @@ class OnnxEmbedder(Embedder):
         self.pooling = profile.pooling or _read_pooling(self.model_dir)
         self.query_instruction, self.passage_instruction = profile.query_instruction, profile.passage_instruction
         self._tokenizer = _load_tokenizer(tokenizer_path, max_length)
-        self._lanes = _lanes(self.precision, threads)
-        self._session = _open_model(model_path, self.precision, 1 if self._lanes > 1 else threads)
+        self._per_text = _per_text(self.precision, threads)
+        self._lanes = _lanes() if self._per_text else 1
+        self._session = _open_model(model_path, self.precision, 1 if self._per_text else threads)
         self._inputs = _model_inputs(self._session, model_path)
         self._output_name, dims = _model_output(self._session)
         # a symbolic last dimension: ask the model once
@@ -309,7 +313,8 @@ class OnnxEmbedder(Embedder):
             self.query_floor = profile.query_floor if profile.query_floor is not None else profile.score_floor
         self.rank_floor = profile.rank_floor
         self._fingerprint = _fingerprint(
-            (model_path, tokenizer_path), [self.name, self.precision, self.pooling, self.query_instruction, str(self.max_length), str(self.dims)])
+            (model_path, tokenizer_path), [self.name, self.precision, self.pooling, self.query_instruction, str(self.max_length), str(self.dims)]
+            + (["one text per call"] if self._per_text else []))
 
     def fingerprint(self) -> str | None:
         """The model and tokenizer files as they were loaded (resolved path, size, modification
@@ -358,14 +363,15 @@ class OnnxEmbedder(Embedder):
         # Sort by length so each batch pads to similar lengths; restore the order afterwards.
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         result = np.empty((len(texts), self.dims), dtype=np.float32)
-        if self._lanes > 1:  # one text per call, the calls side by side (_lanes)
-            if len(texts) == 1:
-                result[0] = self._run(texts)[0]
+        if self._per_text:  # one text per call, the calls side by side (_per_text)
+            if len(texts) == 1 or self._lanes == 1:
+                for i in order:
+                    result[i] = self._run([texts[i]])[0]
                 return result
             from concurrent.futures import ThreadPoolExecutor
 
             with ThreadPoolExecutor(min(self._lanes, len(texts)), thread_name_prefix="graphmem-onnx") as pool:
-                for i, vector in zip(order, pool.map(lambda i: self._run([texts[i]])[0], order)):
+                for i, vector in zip(order, pool.map(lambda i: self._run([texts[i]])[0], order), strict=True):
                     result[i] = vector
             return result
         for start in range(0, len(order), self.batch_size):
