@@ -360,20 +360,16 @@ class OnnxEmbedder(Embedder):
         return mean
 
     def _embed(self, texts: list[str]) -> np.ndarray:
-        # Sort by length so each batch pads to similar lengths; restore the order afterwards.
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        result = np.empty((len(texts), self.dims), dtype=np.float32)
         if self._per_text:  # one text per call, the calls side by side (_per_text)
             if len(texts) == 1 or self._lanes == 1:
-                for i in order:
-                    result[i] = self._run([texts[i]])[0]
-                return result
+                return np.concatenate([self._run([text]) for text in texts])
             from concurrent.futures import ThreadPoolExecutor
 
             with ThreadPoolExecutor(min(self._lanes, len(texts)), thread_name_prefix="graphmem-onnx") as pool:
-                for i, vector in zip(order, pool.map(lambda i: self._run([texts[i]])[0], order), strict=True):
-                    result[i] = vector
-            return result
+                return np.concatenate(list(pool.map(lambda text: self._run([text]), texts)))
+        # Sort by length so each batch pads to similar lengths; restore the order afterwards.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        result = np.empty((len(texts), self.dims), dtype=np.float32)
         for start in range(0, len(order), self.batch_size):
             chunk = order[start : start + self.batch_size]
             result[chunk] = self._run([texts[i] for i in chunk])
