@@ -1030,6 +1030,10 @@ def test_a_large_scope_gets_its_own_vector_index_and_searches_use_it(neo4j_uri):
             indexes, _, _ = driver.execute_query("SHOW VECTOR INDEXES YIELD name WHERE name = $i RETURN name", i=index)
         assert [r["index"] for r in marker] == [index] and len(indexes) == 1
         assert labelled[0]["all"] == labelled[0]["tagged"] == 30
+        # every process's setup reads graphmem's own indexes, not the partitions' (two more per large scope)
+        setup_read = {r["name"] for r in store._query(queries.show_indexes(), read=True)}
+        assert index not in setup_read and names["memory_index"] not in setup_read
+        assert set(queries.VECTOR_INDEXES) | {"text_fulltext", "entity_id_unique"} <= setup_read
 
         # resolution and search go through the partition index and stay in the scope
         (found,) = store.match_entities(scope, [EntityCandidate("someone else", people[12].embedding)], 0.9)

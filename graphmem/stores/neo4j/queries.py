@@ -82,7 +82,13 @@ def scope_lock(scope: Scope) -> Statement:
 
 
 def show_indexes() -> Statement:
-    return Statement("show_indexes")
+    """The indexes setup() checks, by name: graphmem's schema, the ones it drops, its vector indexes.
+    Named so that the read stays the same size however many scope partitions (partition.py: two
+    vector indexes per large scope) the database holds; every process's setup pays it."""
+    from graphmem.stores.neo4j.schema_check import expected
+
+    want = expected(SCHEMA)
+    return Statement("show_indexes", {"names": sorted({*want.indexes, *want.dropped, *VECTOR_INDEXES})})
 
 
 def ping() -> Statement:

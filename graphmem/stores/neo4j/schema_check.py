@@ -3,7 +3,7 @@
 setup() used to run every schema statement (``CREATE ... IF NOT EXISTS``, two ``DROP ... IF
 EXISTS``) and ``db.awaitIndexes`` on every start: 24 round trips, each a schema transaction, which a
 short-lived process (a CLI command, a serverless function) paid every time. The indexes that
-``show_schema_indexes.cypher`` lists (one read, constraints' backing indexes included) tell whether
+``show_indexes.cypher`` lists (one read of graphmem's own indexes, constraints' backing indexes included) tell whether
 they would all be no-ops: every index and constraint the statements name exists with the expected
 kind and is ONLINE, and the dropped ones are gone. Only then is creation skipped; anything else
 (a fresh database, an index still populating, a missing or foreign one) runs the statements as before.
