@@ -7,6 +7,8 @@ server that is already warm (its plans cached), with the hashing embedder:
 - ``graphmem search`` / ``graphmem add --no-infer`` / ``graphmem add`` (the default add, against a
   scripted model at latency 0): the whole process, interpreter start to exit;
 - ``import graphmem + Memory.from_config`` and ``Memory.from_config`` alone (inside the process);
+- the floors: importing the Neo4j driver, and the openai SDK with its client, each alone in a fresh
+  process (FLOORS): the part of the figures above that is the dependencies' own;
 - with ``--restarts N`` (the launcher's Neo4j on ``--launcher-port``, which must be the caller's own):
   the first add of a new process right after a server start, against the first add of a new process on
   the warm server and against a warm add (the median of adds 2-6 of a process); this checkout's
@@ -44,6 +46,18 @@ from benchmarks.mem0_compare import SharedModel
 from graphmem.testing import ScriptedLLMServer
 
 CHILD = Path(__file__).resolve().parent / "cold_start_child.py"
+#: floors: a dependency's own cost in a fresh process (seconds printed by the child), which no change to
+#: graphmem removes: from_config on Neo4j imports the driver (which imports numpy when it is installed,
+#: and it is: a core dependency), and an add's first model request imports the openai SDK and builds its
+#: client (the SDK's HTTP transport is imported and its TLS context made in the constructor; pydantic,
+#: which graphmem imports anyway, is imported before the clock starts)
+FLOORS = {
+    "floor: import neo4j (numpy included)":
+        "import time; t = time.perf_counter(); import neo4j; print(time.perf_counter() - t)",
+    "floor: import openai + OpenAI()":
+        "import pydantic, time; t = time.perf_counter(); import openai; openai.OpenAI(api_key='k', base_url='http://127.0.0.1:9/v1'); "
+        "print(time.perf_counter() - t)",
+}
 MESSAGE = SCRIPT[0].text
 
 
@@ -120,6 +134,10 @@ class Bench:
         if run >= 0:
             self.note("import graphmem + Memory.from_config", variant, out["import_s"] + out["from_config_s"])
             self.note("Memory.from_config", variant, out["from_config_s"])
+        for row, code in FLOORS.items():  # what the dependencies cost by themselves, in a fresh process
+            _, said = timed([sys.executable, "-c", code], env)
+            if run >= 0:
+                self.note(row, variant, float(said.strip()))
 
     def first_adds(self, variant: str, env: dict[str, str], restart: int) -> None:
         # this checkout's launcher warms the statements after a start; the baseline's did not (--no-warm)
@@ -182,6 +200,9 @@ def report(bench: Bench, variants: list[str]) -> None:
             warm = bench.figures[("warm add (adds 2-6 of a process)", v)]
             print(f"{v}: first add after a server start / warm add = {statistics.median(first) / statistics.median(warm):.1f}x "
                   f"(each run: {', '.join(f'{a:.2f}/{b:.2f}' for a, b in zip(first, warm, strict=True))} s)")
+            cold = bench.figures[("first add, new process, warm server", v)]
+            print(f"{v}: what the server's start adds to a new process's first add: "
+                  f"{statistics.median(first) / statistics.median(cold):.2f}x its first add on a warm server")
             prepared = bench.figures.get(("first add, long-lived process, server just started", v))
             if prepared:
                 print(f"{v}: first add of a long-lived process after a server start / warm add = "
