@@ -39,6 +39,7 @@ def warm_server(url: str, database: str | None = None, timeout: float = WARM_TIM
     started = time.monotonic()
     probe = Neo4jStore(url, database=database, warm_plans=False)
     try:
+        probe.reach()  # a server that went away is reported at once, not after the driver's retries
         dims = schema_dims([dict(r) for r in probe._query(queries.show_indexes(), read=True)])
     finally:
         probe.close()

@@ -190,11 +190,14 @@ class Neo4jStore(GraphStore):
 
     # --- schema -----------------------------------------------------------------------------------
 
-    def setup(self) -> None:
-        # one connection attempt first: an unreachable server fails now, naming the URL, instead of
-        # after the driver's transaction retries (max_retry_time) with their log noise
+    def reach(self) -> None:
+        """One connection attempt: an unreachable server fails now (StoreUnavailableError naming the
+        URL), instead of after the driver's transaction retries (max_retry_time) with their log noise."""
         with translated(self.url):
             self._driver.verify_connectivity()
+
+    def setup(self) -> None:
+        self.reach()
         indexes = self._query(queries.show_indexes(), read=True)
         if not schema_check.is_current(indexes, schema_check.expected(queries.SCHEMA)):  # else each would be a no-op
             self._query(queries.summaries_keep_newest(), read=False)  # an earlier version's twins refuse the constraint
