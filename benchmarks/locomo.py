@@ -46,7 +46,8 @@ MAIN_CATEGORIES = (1, 2, 3, 4)
 LATENCY_K = 10
 #: ``hybrid`` with one mechanism of issue 14 or 24 or more taken out, to measure what each buys
 #: (``hybrid_score``: fixed fusion weights; ``*_no_session``: no session support; the issue-14/24 round's
-#: ablations are without MMR, as measured then; ``hybrid_no_mmr``: the default without MMR;
+#: ablations are without MMR, as measured then; ``hybrid_no_mmr``: the default without MMR; ``hybrid_no_speaker``: without
+#: the prior for the user's own words (memories.speaker_prior);
 #: ``*decompose``: with question decomposition, retrieval.coverage)
 ABLATIONS = {
     "hybrid_plain": SearchPreset("hybrid_plain", {k: v for k, v in HYBRID.weights.items() if k != "time"}),
@@ -57,6 +58,7 @@ ABLATIONS = {
     "hybrid_no_session": replace(HYBRID, name="hybrid_no_session", session=0.0, diversity=0.0),
     "hybrid_score_no_session": replace(HYBRID, name="hybrid_score_no_session", fusion="score", session=0.0, diversity=0.0),
     "hybrid_no_mmr": replace(HYBRID, name="hybrid_no_mmr", diversity=0.0),
+    "hybrid_no_speaker": replace(HYBRID, name="hybrid_no_speaker", speaker=0.0),
     "hybrid_decompose": replace(HYBRID, name="hybrid_decompose", decompose=True),
     "hybrid_no_mmr_decompose": replace(HYBRID, name="hybrid_no_mmr_decompose", diversity=0.0, decompose=True),
     "hybrid_b075": replace(HYBRID, name="hybrid_b075", bm25_b=0.75),

@@ -38,6 +38,12 @@ class SearchPreset:
     #: memories only: an item gains ``session`` x how much of the ranking's head (the ``limit`` best,
     #: each as a share of the best) was said in its session (same run, same day); 0: off
     session: float = 0.0
+    #: memories only: an item said by the user (role "user": the user's messages, and the facts the
+    #: LLM extracts from them) gains ``speaker`` when the candidates also hold items of another role
+    #: (the assistant's messages stored verbatim); 0: off. Why: a memory is asked about its user,
+    #: and what the user said about themselves is what the question means more often than the
+    #: assistant's explanations around it (docs/retrieval.md, "The user's own words")
+    speaker: float = 0.0
     neighbours_as: Literal["hits", "context"] = "hits"
     #: memories only: maximal marginal relevance over the fused head (retrieval.coverage.mmr): each
     #: next hit trades ``1 - diversity`` of its score for ``diversity`` x its word overlap with the
@@ -98,6 +104,8 @@ class SearchPreset:
                 raise InvalidInputError(f"{where}: {name} must be an integer >= {low}, got {value!r}")
         if not _number(self.session) or self.session < 0:
             raise InvalidInputError(f"{where}: session must be a finite number >= 0, got {self.session!r}")
+        if not _number(self.speaker) or self.speaker < 0:
+            raise InvalidInputError(f"{where}: speaker must be a finite number >= 0, got {self.speaker!r}")
         if not _number(self.diversity) or not 0.0 <= self.diversity <= 1.0:
             raise InvalidInputError(f"{where}: diversity must be a number in [0, 1], got {self.diversity!r}")
         if not _number(self.bm25_b) or not 0.0 <= self.bm25_b <= 1.0:
@@ -148,10 +156,10 @@ _RELATION_SPREAD = 0.35
 #: graph_retrieval dev hit@5 at 0 / 0.5 / 0.75 / 1: bge paraphrases 0.823 / 0.844 / 0.839 / 0.823,
 #: as_of 0.639 / 0.722 / 0.806 / 0.806; MiniLM 0.860 / 0.849 / 0.855 / 0.849, 0.806 / 0.889 / 0.917 / 0.944
 _RELATION_HUBNESS = 0.75
-HYBRID = SearchPreset("hybrid", _HYBRID_WEIGHTS, fusion="adaptive", context=0.25, neighbours=1, session=0.1, diversity=0.3,
+HYBRID = SearchPreset("hybrid", _HYBRID_WEIGHTS, fusion="adaptive", context=0.25, neighbours=1, session=0.1, speaker=0.1, diversity=0.3,
                       relation_weights=_RELATION_WEIGHTS, relation_spread=_RELATION_SPREAD, relation_hubness=_RELATION_HUBNESS)
 HYBRID_CONTEXT = SearchPreset("hybrid_context", _HYBRID_WEIGHTS, fusion="adaptive", context=0.25, neighbours=1, session=0.1,
-                              diversity=0.3, neighbours_as="context", relation_weights=_RELATION_WEIGHTS,
+                              speaker=0.1, diversity=0.3, neighbours_as="context", relation_weights=_RELATION_WEIGHTS,
                               relation_spread=_RELATION_SPREAD, relation_hubness=_RELATION_HUBNESS)
 HYBRID_RRF = SearchPreset("hybrid_rrf", {"vector": 1.0, "bm25": 1.0, "fulltext": 0.5, "seed": 0.5}, fusion="rrf")
 VECTOR_ONLY = SearchPreset("vector", {"vector": 1.0})
