@@ -25,10 +25,15 @@ def _item(i: int, role: str | None) -> MemoryItem:
 def test_the_prior_goes_to_the_users_words_only_among_several_roles():
     pool = {str(i): _item(i, role) for i, role in enumerate(["user", "assistant", "user", "system"])}
     assert speaker_prior(pool, 0.1) == {"0": 0.1, "1": 0.0, "2": 0.1, "3": 0.0}
-    # one role (facts only, or a conversation stored as the user's): nothing changes
+    # one speaker (facts only, or a conversation stored as the user's): nothing changes
     assert speaker_prior({k: v for k, v in pool.items() if v.role == "user"}, 0.1) == {}
-    assert speaker_prior({"1": pool["1"]}, 0.1) == {}
+    assert speaker_prior({"1": pool["1"], "3": pool["3"]}, 0.1) == {}
     assert speaker_prior(pool, 0.0) == {}
+    # no role recorded (a fact imported from elsewhere) is the user's: not a second speaker, and
+    # beside the assistant's words it counts as the user's
+    unknown = _item(9, None)
+    assert speaker_prior({"0": pool["0"], "9": unknown}, 0.1) == {}
+    assert speaker_prior({"1": pool["1"], "9": unknown}, 0.1) == {"1": 0.0, "9": 0.1}
 
 
 def test_the_speaker_weight_is_checked():

@@ -177,17 +177,19 @@ def session_support(pool: dict[str, MemoryItem], own: dict[str, float], head: in
 
 
 def speaker_prior(pool: dict[str, MemoryItem], weight: float) -> dict[str, float]:
-    """Per item, ``weight`` when the user said it (role "user"), 0 otherwise; nothing (no item
-    changes) unless the candidates hold items of more than one role.
+    """Per item, ``weight`` when it is the user's (role "user", or no role recorded: a fact about the
+    user, as memories imported from elsewhere may be), 0 when another speaker said it (assistant,
+    system, tool); nothing (no item changes) unless the candidates hold both kinds.
 
     Why: a memory is asked about its user ("which versions did I say I was using?"), and in a chat
     the user's turns state the facts while the assistant's turns explain around them in the same
     words. BEAM dev: 76% of the gold turns are the user's, against 50% of the messages; a question's
     answer is the assistant's alone for 8 of its 179 questions. A store of one role (extracted facts
     only, or a conversation ingested as the user's) ranks exactly as without it."""
-    if not weight or len({m.role for m in pool.values()}) < 2:
+    users = {i: m.role in (None, "user") for i, m in pool.items()}
+    if not weight or all(users.values()) or not any(users.values()):
         return {}
-    return {i: weight if m.role == "user" else 0.0 for i, m in pool.items()}
+    return {i: weight if user else 0.0 for i, user in users.items()}
 
 
 def _own_scores(
