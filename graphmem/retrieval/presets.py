@@ -40,9 +40,9 @@ class SearchPreset:
     session: float = 0.0
     #: memories only: an item said by the user (role "user": the user's messages, and the facts the
     #: LLM extracts from them; or no role recorded) gains ``speaker`` when the candidates also hold
-    #: another speaker's words (the assistant's messages stored verbatim); 0: off. Why: a memory is asked about its user,
-    #: and what the user said about themselves is what the question means more often than the
-    #: assistant's explanations around it (docs/retrieval.md, "The user's own words")
+    #: another speaker's words (the assistant's messages stored verbatim); 0: off. Why: a memory is
+    #: asked about its user, and what the user said about themselves is what the question means more
+    #: often than the assistant's explanations around it (docs/retrieval.md, "The user's own words")
     speaker: float = 0.0
     neighbours_as: Literal["hits", "context"] = "hits"
     #: memories only: maximal marginal relevance over the fused head (retrieval.coverage.mmr): each

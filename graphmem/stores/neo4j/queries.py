@@ -20,6 +20,7 @@ from graphmem.stores.base import EntityCandidate, GraphQuery, RelationFact
 from graphmem.stores.neo4j.conversation import message_rows
 from graphmem.stores.neo4j.filters import filtered
 from graphmem.stores.neo4j.memories import memory_rows
+from graphmem.stores.neo4j.schema_check import expected
 from graphmem.stores.neo4j.values import (
     Statement,
     VectorPlan,
@@ -85,8 +86,6 @@ def show_indexes() -> Statement:
     """The indexes setup() checks, by name: graphmem's schema, the ones it drops, its vector indexes.
     Named so that the read stays the same size however many scope partitions (partition.py: two
     vector indexes per large scope) the database holds; every process's setup pays it."""
-    from graphmem.stores.neo4j.schema_check import expected
-
     want = expected(SCHEMA)
     return Statement("show_indexes", {"names": sorted({*want.indexes, *want.dropped, *VECTOR_INDEXES})})
 
