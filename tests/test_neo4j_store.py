@@ -164,6 +164,7 @@ def sample_statements():
         queries.delete_all(Scope.of(user_id="u", run_id="r")),
         queries.reset(),
         queries.ping(),
+        queries.node_count(),
         queries.summaries_keep_newest(),
         *partition.create_indexes(scope, TEST_DIMS),
         partition.label_scope(scope, record=True),
@@ -464,11 +465,12 @@ def test_setup_is_idempotent_and_creates_the_schema(store, raw_driver):
 
 @pytest.mark.neo4j
 def test_setup_reads_a_current_schema_once_and_recreates_what_is_missing(neo4j_uri, store, raw_driver):
-    """A short-lived process pays one read for the schema when it is current (stores/neo4j/schema_check.py);
-    an index dropped behind graphmem's back is created again by the next setup."""
+    """A short-lived process pays one read for the schema when it is current (stores/neo4j/schema_check.py),
+    and one for the plan generation (the counts store: stores/neo4j/plans.py); an index dropped behind
+    graphmem's back is created again by the next setup."""
     with Neo4jStore(url=neo4j_uri, embedding_dims=TEST_DIMS, warm_plans=False) as again:
         again.setup()
-        assert again.round_trips == 1  # SHOW INDEXES, no CREATE ... IF NOT EXISTS, no awaitIndexes
+        assert again.round_trips == 2  # SHOW INDEXES and the node count; no CREATE ... IF NOT EXISTS, no awaitIndexes
     raw_driver.execute_query("DROP CONSTRAINT summary_scope_unique IF EXISTS")
     with Neo4jStore(url=neo4j_uri, embedding_dims=TEST_DIMS, warm_plans=False) as repair:
         repair.setup()

@@ -94,6 +94,10 @@ def ping() -> Statement:
     return Statement("ping")
 
 
+def node_count() -> Statement:
+    return Statement("node_count")
+
+
 def await_indexes(timeout_seconds: int) -> Statement:
     return Statement("await_indexes", {"timeout_seconds": timeout_seconds})
 

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from datetime import datetime
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 import neo4j
 from neo4j import GraphDatabase, RoutingControl
@@ -43,6 +43,7 @@ from graphmem.stores.neo4j import (
     embedder_record,
     lifecycle,
     partition,
+    plans,
     queries,
     schema_check,
     single_pass,
@@ -114,6 +115,9 @@ class Neo4jStore(GraphStore):
         self.driver_ms = 0.0
         self._count_lock = threading.Lock()
         self._local = threading.local()  # .held: (scope key, transaction) while this thread holds a scope's lock
+        # plans kept until the data grows, the next ones made in the background (plans.py)
+        self.plans = plans.PlanGenerations(self._node_count, self._replan)
+        self._planning = threading.local()  # .generation: the one a background replan plans on this thread
         self._owns_driver = driver is None
         if driver is None:
             driver = _open_driver(url, username, password, fetch_size, connection_timeout, max_retry_time)
@@ -152,7 +156,7 @@ class Neo4jStore(GraphStore):
         """One statement in its own managed transaction (one round trip)."""
         with translated(self.url, writing=not read), self._driving():
             self._count()
-            text, params = stmt.run_args()
+            text, params = self._args(stmt)
             records, summary, _ = self._driver.execute_query(
                 text,
                 params,
@@ -175,10 +179,35 @@ class Neo4jStore(GraphStore):
 
     def _run(self, tx: neo4j.ManagedTransaction | neo4j.Transaction, stmt: Statement) -> list[neo4j.Record]:
         self._count()
-        result = tx.run(*stmt.run_args())
+        result = tx.run(*self._args(stmt))
         rows = list(result)
         self._served(result.consume())  # every record is read: no round trip
         return rows
+
+    def _args(self, stmt: Statement) -> tuple[str, dict[str, Any]]:
+        """What the server is sent: a packed statement keeps its plan, keyed to the plan generation
+        (this thread's replan's, else the current one; plans.py)."""
+        text, params = stmt.run_args()
+        if stmt.packed:
+            text = plans.tagged(text, getattr(self._planning, "generation", self.plans.current))
+        return text, params
+
+    def _node_count(self) -> int:
+        return int(self._query(queries.node_count(), read=True)[0]["nodes"])
+
+    def _replan(self, generation: int) -> bool:
+        """Plan the add and search statements of ``generation`` on this (background) thread; without
+        warm_plans they are planned on first use, as before."""
+        if self.warm_plans:
+            self._planning.generation = generation
+            try:
+                for group, read in warm.statements(self.embedding_dims, self.vector_plan, self.search_relation_limit):
+                    if self.plans.stopping.is_set():
+                        return False
+                    self._plan_one(group, read)
+            finally:
+                del self._planning.generation
+        return True
 
     def _write_one(self, stmt: Statement) -> neo4j.Record:
         """One write statement returning one row, in its own managed write transaction."""
@@ -208,6 +237,7 @@ class Neo4jStore(GraphStore):
         self._check_vector_indexes([row for row in indexes if row["name"] in queries.VECTOR_INDEXES])
         embedder_record.check(f"{redact_url(self.url)} (database {self.database or 'default'})", self.embedder_precision,
                               self._query, self.read_only)
+        self.plans.start(self._node_count())  # before the warming, so it plans this generation
 
     def warm(self) -> None:
         """With ``warm_plans``: plan the add and search statements on a background thread (warm.py),
@@ -386,6 +416,7 @@ class Neo4jStore(GraphStore):
             return row
 
         row = self._in_write_transaction(work) if held is None else self._commit_held(held, write.scope, work)
+        self.plans.after_write()
         if row["scope_size"] > self.vector_plan.partition_size and not row["partitioned"]:
             self.partition_scope(write.scope)
 
@@ -436,6 +467,7 @@ class Neo4jStore(GraphStore):
             return rows
 
         rows = self._in_write_transaction(work)
+        self.plans.after_write()
         for w, row in zip(writes, rows, strict=True):
             if row["scope_size"] > self.vector_plan.partition_size and not row["partitioned"]:
                 self.partition_scope(w.scope)
@@ -663,6 +695,7 @@ class Neo4jStore(GraphStore):
             # the driver raise BufferError (a connection written by two threads); let it finish first
             self._warmer.stopping.set()
             self._warmer.thread.join(timeout=WARM_CLOSE_WAIT)
+        self.plans.stop(WARM_CLOSE_WAIT)
         if self._owns_driver:
             with translated(self.url):
                 self._driver.close()
