@@ -10,6 +10,8 @@ usage figures: characters of the request messages and of the answer, / 4). State
 background as by default; its requests are counted apart (``summary requests``), not per add.
 
     python -m benchmarks.add_modes --neo4j-url bolt://127.0.0.1:7689 --latency 0 0.4 --runs 3
+
+Each engine run ends with searches: its first (after its adds) and 5 more rounds over the users (warm).
     python -m benchmarks.add_modes --neo4j-url bolt://127.0.0.1:7689 --growth 10 100 1000
     python -m benchmarks.add_modes --cold --populate 300 --launcher-port 7689 7476 --runs 3
 
@@ -152,13 +154,23 @@ def run_engine(engine: str, url: str, server: CountingServer, model: Model, args
                          "statements": out["statements"] if worker else memory.store.round_trips - trips,
                          "wall_ms": out["wall_ms"] if worker else round(wall, 2)})
 
+    def search(user: str) -> float:
+        started = time.perf_counter()
+        out = worker.call(op="search", text=f"Where does {user} live?", user_id=user) if worker else \
+            memory.search(f"Where does {user} live?", user_id=user)
+        return out["wall_ms"] if worker else (time.perf_counter() - started) * 1000
+
     warmup = f"{users[0]}w"
+    searches: list[float] = []
     try:
         for step in SCRIPT[:2]:
             add(warmup, step, record=False)
         for step in SCRIPT[: args.steps]:
             for user in users:
                 add(user, step, record=True)
+        # the engine's first search (after its adds: on a young database, after its statistics moved),
+        # then 5 rounds over the users (warm)
+        searches = [search(user) for _ in range(6) for user in users]
     finally:
         for user in [warmup, *users]:
             if worker:
@@ -170,14 +182,17 @@ def run_engine(engine: str, url: str, server: CountingServer, model: Model, args
             worker.close()
         if memory is not None:
             memory.close()
-    return summarise(rows)
+    return summarise(rows, searches)
 
 
-def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
+def summarise(rows: list[dict[str, Any]], searches: list[float] | None = None) -> dict[str, Any]:
     pct = common.percentiles([r["wall_ms"] for r in rows], (50, 90))
     keys = ("chat", "embeddings", "statements", "prompt_tokens", "completion_tokens")
-    return {"n": len(rows), **{k: round(sum(r[k] for r in rows) / len(rows), 2) for k in keys},
-            "wall_p50_ms": pct["p50"], "wall_p90_ms": pct["p90"]}
+    out = {"n": len(rows), **{k: round(sum(r[k] for r in rows) / len(rows), 2) for k in keys},
+           "wall_p50_ms": pct["p50"], "wall_p90_ms": pct["p90"]}
+    if searches:
+        out.update(search_first_ms=round(searches[0], 1), search_warm_p50_ms=round(statistics.median(searches[1:]), 1))
+    return out
 
 
 def compare(args: argparse.Namespace, url: str) -> list[dict[str, Any]]:
@@ -205,9 +220,13 @@ def print_compare(latency: float, medians: dict[str, dict[str, Any]]) -> None:
     rows = [[e, m["n"], m["chat"], m["embeddings"], m["statements"], m["prompt_tokens"], m["completion_tokens"],
              m["wall_p50_ms"], m["wall_p90_ms"],
              round(m["wall_p50_ms"] / mem0["wall_p50_ms"], 2) if mem0 else None,
-             round(m["wall_p90_ms"] / mem0["wall_p90_ms"], 2) if mem0 else None] for e, m in medians.items()]
+             round(m["wall_p90_ms"] / mem0["wall_p90_ms"], 2) if mem0 else None,
+             m.get("search_first_ms"), m.get("search_warm_p50_ms"),
+             round(m["search_warm_p50_ms"] / mem0["search_warm_p50_ms"], 2) if mem0 and "search_warm_p50_ms" in m else None]
+            for e, m in medians.items()]
     print(common.table(["engine", "adds", "chat requests", "embedding requests", "statements", "prompt tokens",
-                        "completion tokens", "wall p50 ms", "wall p90 ms", "p50 / mem0", "p90 / mem0"], rows))
+                        "completion tokens", "wall p50 ms", "wall p90 ms", "p50 / mem0", "p90 / mem0",
+                        "first search ms", "warm search p50 ms", "warm search / mem0"], rows))
 
 
 def growth(args: argparse.Namespace, url: str) -> list[dict[str, Any]]:

@@ -1,7 +1,7 @@
 """Worker for benchmarks/add_modes.py: the REAL mem0ai 1.0.11 ``Memory`` (its full add: facts in a
 local Qdrant and the Neo4j graph, both pipelines in parallel, as mem0 runs them), in mem0's own
 virtualenv (never imported by graphmem). One JSON command per stdin line, one JSON line back:
-``{"op": "add"|"delete_all", "text", "user_id"}``. Each answer carries the wall time and the Neo4j
+``{"op": "add"|"search"|"delete_all", "text", "user_id"}``. Each answer carries the wall time and the Neo4j
 statements mem0 ran (every ``Neo4jGraph.query`` call, counted by wrapping that method).
 
     .bench/mem0-venv/bin/python benchmarks/mem0_memory_worker.py '<config json>'
@@ -37,6 +37,9 @@ def main() -> int:
         if cmd["op"] == "add":
             out = memory.add(cmd["text"], user_id=cmd["user_id"])
             result = {"results": len(out.get("results", [])), "relations": len((out.get("relations") or {}).get("added_entities", []))}
+        elif cmd["op"] == "search":
+            out = memory.search(cmd["text"], user_id=cmd["user_id"], limit=100)
+            result = {"results": len(out.get("results", [])), "relations": len(out.get("relations") or [])}
         else:
             memory.delete_all(user_id=cmd["user_id"])
             result = {}
