@@ -10,10 +10,11 @@ usage figures: characters of the request messages and of the answer, / 4). State
 background as by default; its requests are counted apart (``summary requests``), not per add.
 
     python -m benchmarks.add_modes --neo4j-url bolt://127.0.0.1:7689 --latency 0 0.4 --runs 3
-
-Each engine run ends with searches: its first (after its adds) and 5 more rounds over the users (warm).
     python -m benchmarks.add_modes --neo4j-url bolt://127.0.0.1:7689 --growth 10 100 1000
     python -m benchmarks.add_modes --cold --populate 300 --launcher-port 7689 7476 --runs 3
+
+Each engine run ends with searches: its first (after its adds) and 5 more rounds over its users
+(warm; mem0's ``Memory.search`` asks the model for the query's entities, graphmem's asks nothing).
 
 ``--growth``: the prompt tokens of one add (each mode) for a user who already has N relations around
 them (loaded through the store), and the relations the single request lists. ``--cold``: restarts the

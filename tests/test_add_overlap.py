@@ -143,3 +143,40 @@ def test_a_retirement_that_shows_the_update_the_same_uses_the_early_answer(serve
     assert len(updates) == 1 and "no_longer_true" not in updates[0].body["messages"][-1]["content"]
     assert live(memory, user) == ["Lives in Boston", "Loves Boston"]
     assert result["usage"]["llm_requests"] == len(server.requests) - before == 4
+
+
+def test_an_entity_named_without_a_new_relation_has_its_relations_guessed_retired(server, memory, user):
+    """"Rex died" names Rex and relates it to nothing new: the guess is that Rex's relations end, so
+    the update request marking "owns Rex" no longer true is sent while the invalidation is pending
+    (before, the guess was "nothing retired", no memory was a candidate, and the update was asked
+    only after the invalidation answered: one more model round trip)."""
+    script(server, graph([(user, "person"), ("Rex", "animal")], [(user, "owns", "Rex")]))
+    server.enqueue("extract_facts", {"facts": ["Owns a dog named Rex"]})
+    memory.add("I have a dog, Rex.", user_id=user)
+    arrived = threading.Event()
+    seen_before_answer = []
+
+    def invalidation(body):
+        seen_before_answer.append(arrived.wait(10))
+        return {"relations": [{"source": user, "relationship": "owns", "destination": "Rex"}]}
+
+    handler = answer_by_marks([{"id": "0", "text": "Rex died", "event": "UPDATE"}],
+                              [{"id": "0", "text": "Owns a dog named Rex", "event": "NONE"},
+                               {"id": "1", "text": "Rex died", "event": "ADD"}], invalidation)
+
+    def answer(tool, body):
+        if tool == "update_memory":
+            arrived.set()
+        return handler(tool, body)
+
+    server.set_handler(answer)
+    script(server, graph([(user, "person"), ("Rex", "animal")], []))
+    server.enqueue("extract_facts", {"facts": ["Rex died"]})
+    before = len(server.requests)
+    result = memory.add("Rex died last week.", user_id=user)
+    updates = [r for r in server.requests[before:] if r.tool == "update_memory"]
+    assert seen_before_answer == [True]
+    assert ["no_longer_true" in r.body["messages"][-1]["content"] for r in updates] == [True]
+    assert live(memory, user) == ["Rex died"]
+    assert [r["event"] for r in result["relations"]] == ["INVALIDATE"]
+    assert result["usage"]["llm_requests"] == len(server.requests) - before == 4

@@ -210,7 +210,7 @@ class AddPipeline:
         if existing:  # the invalidation beside the memory update of its likeliest outcomes (overlap.py)
             names = {k: e.name for k, e in entities.items()}
             retire = partial(self.invalidation.run, messages, existing, new_relations, names, scope.self_name, reference_time, context)
-            guess = overlap.likely_retired(existing, new_relations, entities) if facts else []
+            guess = overlap.likely_retired(existing, new_relations, entities, canonical_name(scope.self_name)) if facts else []
             outcome.retired, dropped, (decisions, dropped_memory) = overlap.retire_and_decide(self._pool, retire, guess, inputs, decide)
             outcome.dropped["invalidations"] += dropped
         else:

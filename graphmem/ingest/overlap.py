@@ -7,7 +7,8 @@ invalidation, update. Here the invalidation request starts on the add's pool and
 starts beside it for the likeliest outcome of the invalidation, known before it answers
 (``likely_retired``): the existing relations a new relation replaces (same source and relationship,
 another destination: "lives in Denver" over "lives in Boston", the rule a careful model follows for
-single-valued relations), or nothing when no new relation replaces one.
+single-valued relations) and the relations of an existing entity the messages name but relate to
+nothing new ("Biscuit passed away": named because something about it ended), or nothing.
 
 When the invalidation answers, the early memory update is used if its request showed exactly what a
 sequential add would have shown: the guess was right, or the model retired something else whose
@@ -53,13 +54,19 @@ def settle(*futures: Future[Any]) -> None:
             log.debug("an unused speculative request failed: %s", exc)
 
 
-def likely_retired(existing: list[Relation], new: list[ExtractedRelation], entities: dict[str, EntityWrite]) -> list[Relation]:
-    """The existing relations that a new relation replaces: same source and relationship, another
-    destination (a guess for the speculation only; the model decides what is retired)."""
+def likely_retired(
+    existing: list[Relation], new: list[ExtractedRelation], entities: dict[str, EntityWrite], self_key: str = ""
+) -> list[Relation]:
+    """The existing relations that a new relation replaces (same source and relationship, another
+    destination), and those of an existing entity the messages name without relating it to anything
+    ("Biscuit passed away", "no more sushi": named because something about it ended). A guess for
+    the speculation only; the model decides what is retired."""
     replaced = {(entities[r.source].id, r.relationship) for r in new}
     asserted = {(entities[r.source].id, r.relationship, entities[r.destination].id) for r in new}
-    return [r for r in existing if (r.source_id, r.relationship) in replaced
-            and (r.source_id, r.relationship, r.destination_id) not in asserted]
+    related = {k for r in new for k in (r.source, r.destination)}
+    named_only = {e.id for k, e in entities.items() if not e.is_new and k not in related and k != self_key}
+    return [r for r in existing if (r.source_id, r.relationship, r.destination_id) not in asserted
+            and ((r.source_id, r.relationship) in replaced or r.source_id in named_only or r.destination_id in named_only)]
 
 
 def retire_and_decide(
