@@ -13,8 +13,10 @@ background as by default; its requests are counted apart (``summary requests``),
     python -m benchmarks.add_modes --neo4j-url bolt://127.0.0.1:7689 --growth 10 100 1000
     python -m benchmarks.add_modes --cold --populate 300 --launcher-port 7689 7476 --runs 3
 
-Each engine run ends with searches: its first (after its adds) and 5 more rounds over its users
-(warm; mem0's ``Memory.search`` asks the model for the query's entities, graphmem's asks nothing).
+Each engine run ends with searches: its first (after its adds: on a database whose statistics its
+adds moved) and 5 more rounds over its users (warm; mem0's ``Memory.search`` asks the model for the
+query's entities, graphmem's asks nothing). graphmem's background plan warming (once per process and
+server) is waited for before an engine's adds.
 
 ``--growth``: the prompt tokens of one add (each mode) for a user who already has N relations around
 them (loaded through the store), and the relations the single request lists. ``--cold``: restarts the
@@ -137,6 +139,8 @@ def graphmem(url: str, server: ScriptedLLMServer, workdir: Path, mode: str, warm
 def run_engine(engine: str, url: str, server: CountingServer, model: Model, args: argparse.Namespace, workdir: Path) -> dict:
     memory = graphmem(url, server, workdir, engine) if engine != "mem0 1.0.11" else None
     worker = Mem0(url, server, workdir) if memory is None else None
+    if memory is not None:  # the process's plan warming (once per server) is not timed with the adds
+        memory.store.wait_warm()
     tag = f"{int(time.time() * 1000) % 10**8}{engine[:3]}"
     users = [f"u{tag}{i}" for i in range(args.users)]
     rows: list[dict[str, Any]] = []
