@@ -104,6 +104,14 @@ class Span:
         if self._span is not None:
             self._span.update_name(name)
 
+    def error(self, kind: str) -> None:
+        """Status ERROR without an exception (a request answered 5xx)."""
+        if self._span is not None:
+            from opentelemetry.trace import Status, StatusCode
+
+            self._span.set_attribute("error.type", kind)
+            self._span.set_status(Status(StatusCode.ERROR))
+
     def fail(self, exc: BaseException) -> None:
         """Status ERROR and an ``exception`` event, its message redacted unless text is included."""
         if self._span is None:

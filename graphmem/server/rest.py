@@ -33,6 +33,7 @@ from graphmem.server.access import Tenant, Tenants
 from graphmem.server.keys import Caller, allowed
 from graphmem.server.limits import BodyLimit
 from graphmem.server.models import MemoryCreate, MemoryUpdate, SearchRequest
+from graphmem.server.tracing import TraceRequests
 from graphmem.server.ui import mount_inspector
 from graphmem.server.views import holding, neighbourhood, public_detail
 from graphmem.types import Owners
@@ -49,6 +50,7 @@ def create_app(memory: AsyncMemory, tenants: Tenants | None, *, max_body: int = 
     _errors(app)
     manners.install(app, memory)  # /docs from the package, /health, the access log
     app.add_middleware(BodyLimit, limit=max_body)
+    app.add_middleware(TraceRequests, settings=memory.sync.config.tracing)  # added last: outermost
     app.state.tenants = tenants
     _memory_routes(app, memory)
     _search_route(app, memory)
