@@ -198,3 +198,32 @@ def test_tracing_on_without_the_extra_is_a_config_error(tmp_path):
         from graphmem.config import MemoryConfig
 
         MemoryConfig.load({"tracing": {"enabled": "sometimes"}})
+
+
+def test_auto_traces_once_the_application_sets_a_tracer_provider(tmp_path):
+    """OpenTelemetry imported (FastAPI and the MCP SDK import it) but no provider set: no spans made;
+    the provider set later (after the Memory was built): the next call is traced."""
+    program = textwrap.dedent(f"""
+        import opentelemetry.trace
+        from graphmem import Memory
+        from graphmem.embeddings import HashingEmbedder
+        from graphmem.observability import wanted
+        m = Memory({{"graph_store": {{"provider": "embedded", "config": {{"path": {str(tmp_path / 'g')!r}}}}},
+                    "history_db_path": {str(tmp_path / 'h.db')!r}, "llm": {{"config": {{"api_key": "unused"}}}}}},
+                   embedder=HashingEmbedder(dims=64))
+        print("before:", wanted("auto"))
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+        from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+        exporter = InMemorySpanExporter()
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        opentelemetry.trace.set_tracer_provider(provider)
+        m.add("I keep bees.", user_id="u", infer=False)
+        m.close()
+        print("after:", sorted({{s.name for s in exporter.get_finished_spans()}}))
+    """)
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "before: False" in done.stdout
+    assert "after: ['COMMIT', 'embeddings hashing-64', 'graphmem.add', 'write']" in done.stdout, done.stdout

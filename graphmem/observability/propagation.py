@@ -17,15 +17,24 @@ from graphmem.observability.spans import NO_SPAN, Enabled, Span, Tracing, _start
 
 @contextmanager
 def joined(headers: Mapping[str, str] | None, name: str, attributes: Mapping[str, Any], enabled: Enabled,
-           include_text: bool = False) -> Iterator[Span]:
-    """The SERVER span of one request, child of the trace its headers name (a new trace without one)."""
+           include_text: bool = False, *, only_to_join: bool = False) -> Iterator[Span]:
+    """The SERVER span of one request, child of the trace its headers name (a new trace without one).
+    ``only_to_join``: no span when the headers name no trace, or the one the current span is in
+    already (the MCP SDK's own span of the call, joined through the message's ``_meta``): the
+    request is then traced by whoever started the current span."""
     if not wanted(enabled):
         yield NO_SPAN
         return
-    from opentelemetry import context, propagate
+    from opentelemetry import context, propagate, trace
 
     carrier = {k.lower(): v for k, v in (headers or {}).items()}
-    token = context.attach(propagate.extract(carrier))
+    incoming = propagate.extract(carrier)
+    if only_to_join:
+        theirs = trace.get_current_span(incoming).get_span_context()
+        if not theirs.is_valid or theirs.trace_id == trace.get_current_span().get_span_context().trace_id:
+            yield NO_SPAN
+            return
+    token = context.attach(incoming)
     try:
         with _started(name, attributes, "server", Tracing(include_text)) as started:
             yield started

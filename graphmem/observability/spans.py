@@ -51,11 +51,16 @@ _tracer: Tracer | None = None
 
 def wanted(enabled: Enabled) -> bool:
     """Whether a call of a Memory configured with ``enabled`` is traced. "auto": when the application
-    has imported OpenTelemetry (it configured an SDK or runs under opentelemetry-instrument), so a
-    process that does not trace never pays for the import."""
-    if enabled == "auto":
-        return "opentelemetry.trace" in sys.modules
-    return bool(enabled)
+    has set a tracer provider (an SDK, or opentelemetry-instrument), which means it imported
+    OpenTelemetry: a process that does not trace never pays for the import, and one that only has
+    it imported (FastAPI and the MCP SDK import it) makes no spans that nobody records."""
+    if enabled != "auto":
+        return bool(enabled)
+    api = sys.modules.get("opentelemetry.trace")
+    if api is None:
+        return False
+    provider = api.get_tracer_provider()
+    return not isinstance(provider, (api.ProxyTracerProvider, api.NoOpTracerProvider))
 
 
 def require(enabled: Enabled) -> None:

@@ -154,7 +154,8 @@ def bound(tools: Tools, name: str) -> Tool:
 
     method = getattr(tools, name)
     settings = tools.memory.sync.config.tracing
-    tracing = (settings.enabled, settings.include_text)  # each call joins the trace its HTTP headers name
+    # a call whose HTTP headers name a trace joins it (the SDK's own span follows the message's _meta only)
+    tracing = (settings.enabled, settings.include_text)
 
     async def tool(**kwargs: Any) -> Any:
         started = time.perf_counter()
@@ -163,7 +164,7 @@ def bound(tools: Tools, name: str) -> Tool:
         headers = context.headers if context is not None else None
         try:
             with joined(headers, f"tools/call {name}", {"mcp.method.name": "tools/call", "gen_ai.tool.name": name,
-                                                        "gen_ai.operation.name": "execute_tool"}, *tracing):
+                                                        "gen_ai.operation.name": "execute_tool"}, *tracing, only_to_join=True):
                 tools.admit(headers, {k: kwargs.get(k) for k in SCOPE_KEYS})
                 result = await method(**kwargs)
             outcome = "ok"
