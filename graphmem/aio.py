@@ -14,6 +14,7 @@ scopes run in parallel, up to ``max_workers`` calls at a time.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import functools
 import inspect
 from collections.abc import Awaitable, Callable, Coroutine
@@ -81,7 +82,9 @@ class AsyncMemory:
 
     async def _call(self, name: str, *args: Any, **kwargs: Any) -> Any:
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._pool, functools.partial(getattr(self.sync, name), *args, **kwargs))
+        # with the caller's context: a span the caller is in (a server request's) is the parent of the call's
+        call = functools.partial(getattr(self.sync, name), *args, **kwargs)
+        return await loop.run_in_executor(self._pool, contextvars.copy_context().run, call)
 
     async def __aenter__(self) -> AsyncMemory:
         return self

@@ -31,6 +31,7 @@ from pydantic import (
 
 from graphmem.compat import mem0_config as mem0_compat
 from graphmem.errors import ConfigError
+from graphmem.observability import spans
 from graphmem.schema import limits
 from graphmem.schema.ontology import Ontology
 
@@ -175,6 +176,20 @@ class BulkConfig(_Model):
     batch_size: int = Field(500, ge=1, le=limits.BATCH_SIZE)  # infer=False adds per transaction (and per embedding call)
 
 
+class TracingConfig(_Model):
+    """OpenTelemetry spans (the ``tracing`` extra; docs/observability.md)."""
+
+    #: "auto": traced when the application imported OpenTelemetry (it set up an SDK, or runs under
+    #: opentelemetry-instrument); true: always (a ConfigError without the extra); false: never
+    enabled: Literal["auto"] | bool = "auto"
+    include_text: bool = False  # message, query and memory text on spans, and unredacted error messages
+
+    @model_validator(mode="after")
+    def _installed(self) -> TracingConfig:
+        spans.require(self.enabled)  # true without the extra fails at start-up, not silently
+        return self
+
+
 class MemoryConfig(_Model):
     llm: LLMConfig = Field(default_factory=LLMConfig)
     embedder: EmbedderConfig = Field(default_factory=EmbedderConfig)
@@ -190,6 +205,7 @@ class MemoryConfig(_Model):
     retention: RetentionConfig = Field(default_factory=RetentionConfig)
     llm_limits: LLMLimits = Field(default_factory=LLMLimits)
     bulk: BulkConfig = Field(default_factory=BulkConfig)
+    tracing: TracingConfig = Field(default_factory=TracingConfig)
     #: "staged": separate tool-calling stages (up to 4 requests); "single_pass": one request per add
     #: offering the five tools (docs/add-modes.md)
     add_mode: Literal["staged", "single_pass"] = "staged"

@@ -15,7 +15,7 @@ from graphmem.config import MemoryConfig
 from graphmem.embeddings import Embedder
 from graphmem.errors import ClosedError, ConfigError, InvalidInputError, NotFoundError
 from graphmem.factory import build_embedder, build_llm, build_store
-from graphmem.ingest import checks, edits
+from graphmem.ingest import checks, edits, overlap
 from graphmem.ingest.add import AddOutcome, AddPipeline, log_messages
 from graphmem.ingest.bulk import BulkAdder, ProgressCallback
 from graphmem.ingest.commit import commit_add
@@ -31,6 +31,7 @@ from graphmem.lifecycle.retention import Retention, expiration
 from graphmem.llm import LLM
 from graphmem.llm.limits import limited
 from graphmem.llm.usage import Usage, metered, totals
+from graphmem.observability.decorators import traced_methods
 from graphmem.results import MemoryResult, SearchResult
 from graphmem.retrieval import SearchPreset, get_preset
 from graphmem.retrieval.agreement import agree
@@ -72,6 +73,7 @@ Result = dict[str, Any]
 RELATION_CANDIDATES = 1000
 
 
+@traced_methods  # a span per public call when tracing is on (observability/)
 class Memory:
     """Long-term memory for agents: a per-scope knowledge graph with time.
 
@@ -375,7 +377,7 @@ class Memory:
                    find_relations: Callable[[], list[Relation]]) -> tuple[list[MemoryItem], list[Relation]]:
         """A search's two halves are independent: on a database server they run at once (wall = the
         slower one), the relations on the search pool."""
-        pending = self._search_pool.submit(find_relations) if self.store.concurrent_reads else None
+        pending = overlap.submit(self._search_pool, find_relations) if self.store.concurrent_reads else None  # with the call's context (its trace)
         try:
             memories = find_memories()
         except BaseException:

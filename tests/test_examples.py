@@ -19,6 +19,8 @@ EXPECTED = {
     "langgraph_memory.py": ["I remember: Lives in Lisbon since last year"],
     "rest_client.py": ["added: ['Is allergic to peanuts']", "search: ['Is allergic to peanuts'] [('IS_ALLERGIC_TO', 'peanuts')]",
                        "bob's memories with alice's key: 403", "health: ok"],
+    "tracing.py": ["graphmem.add [", "  graphmem.stage.invalidation [", "    chat graphmem-fake [", "gen_ai.usage.input_tokens=",
+                   "  write [", "graphmem.search [", "  search_memories ["],
     "mcp_client.py": ["tools: add_memory, search_memory", "search: ['Daughter Mia starts school in September'] [('HAS_DAUGHTER', 'Mia')]"],
 }
 

@@ -11,9 +11,12 @@ import math
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from functools import partial
 from typing import TYPE_CHECKING
 
 from graphmem.errors import EmbeddingError, GraphMemError, InvalidInputError
+from graphmem.observability import conventions
+from graphmem.observability.spans import lazy_span
 
 if TYPE_CHECKING:  # numpy loads with the first batch: a command that embeds nothing never imports it
     import numpy as np
@@ -145,13 +148,15 @@ class Embedder(ABC):
         if not texts:
             return []
         self._count_call()
-        try:
-            raw = self._embed([prefix + t for t in texts] if prefix else texts)
-        except GraphMemError:
-            raise
-        except Exception as exc:  # translate at the boundary
-            raise EmbeddingError(f"{self.name}: embedding failed: {type(exc).__name__}: {exc}") from exc
-        return self._finish(raw, len(texts))
+        with lazy_span(partial(conventions.embeddings_request, self.name, self.name.split(":")[0].split("-")[0], len(texts),
+                               self._expected_dims()), "client"):
+            try:
+                raw = self._embed([prefix + t for t in texts] if prefix else texts)
+            except GraphMemError:
+                raise
+            except Exception as exc:  # translate at the boundary
+                raise EmbeddingError(f"{self.name}: embedding failed: {type(exc).__name__}: {exc}") from exc
+            return self._finish(raw, len(texts))
 
     def _finish(self, raw: object, count: int) -> list[list[float]]:
         import numpy as np

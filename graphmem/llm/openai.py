@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from graphmem.errors import ConfigError, LLMResponseError, LLMUnavailableError
@@ -26,6 +27,8 @@ from graphmem.llm import usage as usage_meter
 from graphmem.llm.base import LLM, LLMUsage, ToolCallResult, ToolSpec
 from graphmem.llm.profiles import Adaptations, Auto, Refusal, choose_profile, classify
 from graphmem.llm.structured import arguments_object, calls_from_text, json_mode_messages, response_format
+from graphmem.observability import conventions
+from graphmem.observability.spans import lazy_span
 
 if TYPE_CHECKING:
     import openai
@@ -296,8 +299,10 @@ class OpenAILLM(LLM):
         )
         try:
             for attempt in retrying:
-                with attempt:
-                    response = client.chat.completions.create(**params)
+                with attempt, lazy_span(partial(conventions.chat_request, self.model, stage, params, self.base_url), "client") as traced:
+                    response = client.chat.completions.create(**params)  # one span per attempt: a retry is a request
+                    if traced.recording:
+                        traced.update(conventions.chat_response(response))
         except RetryError as exc:
             cause = exc.last_attempt.exception()
             raise LLMUnavailableError(

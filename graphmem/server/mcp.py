@@ -24,6 +24,7 @@ from starlette.responses import JSONResponse
 
 from graphmem.aio import AsyncMemory
 from graphmem.errors import AccessDeniedError, GraphMemError, InvalidInputError, MissingScopeError, NotFoundError
+from graphmem.observability.propagation import joined
 from graphmem.results import MemoryResult, SearchResult
 from graphmem.server import views
 from graphmem.server.access import ScopeIds, Tenants, key_of, scope_ids, scope_sees
@@ -152,14 +153,20 @@ def bound(tools: Tools, name: str) -> Tool:
     from mcp.server.mcpserver.exceptions import ToolError
 
     method = getattr(tools, name)
+    settings = tools.memory.sync.config.tracing
+    # a call whose HTTP headers name a trace joins it (the SDK's own span follows the message's _meta only)
+    tracing = (settings.enabled, settings.include_text)
 
     async def tool(**kwargs: Any) -> Any:
         started = time.perf_counter()
         outcome = "failed"
         context = kwargs.pop("context", None)
+        headers = context.headers if context is not None else None
         try:
-            tools.admit(context.headers if context is not None else None, {k: kwargs.get(k) for k in SCOPE_KEYS})
-            result = await method(**kwargs)
+            with joined(headers, f"tools/call {name}", {"mcp.method.name": "tools/call", "gen_ai.tool.name": name,
+                                                        "gen_ai.operation.name": "execute_tool"}, *tracing, only_to_join=True):
+                tools.admit(headers, {k: kwargs.get(k) for k in SCOPE_KEYS})
+                result = await method(**kwargs)
             outcome = "ok"
             return result
         except GraphMemError as exc:  # an anticipated failure: the model reads the reason

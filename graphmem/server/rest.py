@@ -33,6 +33,7 @@ from graphmem.server.access import Tenant, Tenants
 from graphmem.server.keys import Caller, allowed
 from graphmem.server.limits import BodyLimit
 from graphmem.server.models import MemoryCreate, MemoryUpdate, SearchRequest
+from graphmem.server.tracing import TraceRequests, fastapi_options
 from graphmem.server.ui import mount_inspector
 from graphmem.server.views import holding, neighbourhood, public_detail
 from graphmem.types import Owners
@@ -45,10 +46,11 @@ DEFAULT_MAX_BODY = 1_000_000
 def create_app(memory: AsyncMemory, tenants: Tenants | None, *, max_body: int = DEFAULT_MAX_BODY) -> FastAPI:
     """The REST app; ``tenants=None`` serves without keys (every caller is admin)."""
     app = FastAPI(title="graphmem", description="Knowledge-graph memory for LLM agents (mem0-compatible REST).",
-                  version="1", docs_url=None, redoc_url=None)
+                  version="1", docs_url=None, redoc_url=None, **fastapi_options())
     _errors(app)
     manners.install(app, memory)  # /docs from the package, /health, the access log
     app.add_middleware(BodyLimit, limit=max_body)
+    app.add_middleware(TraceRequests, settings=memory.sync.config.tracing)  # added last: outermost
     app.state.tenants = tenants
     _memory_routes(app, memory)
     _search_route(app, memory)

@@ -6,6 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from graphmem.llm.base import LLM, ToolSpec
+from graphmem.observability.decorators import traced_stage
 from graphmem.stages.base import PromptTemplate
 from graphmem.stages.conversation import Message, user_prompt
 from graphmem.types import clean_text, iso
@@ -35,6 +36,7 @@ class FactExtractionStage:
         self.template = PromptTemplate.load("extract_facts")
         self.custom_prompt = custom_prompt
 
+    @traced_stage
     def run(
         self, messages: list[Message], self_name: str, reference_time: datetime, context: str = "", prompt: str | None = None
     ) -> tuple[list[str], int]:

@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel, Field, field_validator
 
 from graphmem.llm.base import LLM, ToolCallResult, ToolSpec
+from graphmem.observability.decorators import traced_stage
 from graphmem.schema.ontology import Ontology
 from graphmem.stages.base import PromptTemplate, validate_items
 from graphmem.stages.conversation import Message, user_prompt
@@ -162,6 +163,7 @@ class GraphExtractionStage:
         self.entities_tool = self.rules.entities_tool(ENTITIES_TOOL)
         self.relations_tool = self.rules.relations_tool(RELATIONS_TOOL)
 
+    @traced_stage
     def run(self, messages: list[Message], self_name: str, reference_time: datetime, context: str = "") -> GraphExtraction:
         values = {"self_name": self_name, "reference_time": iso(reference_time), "ontology": self.rules.section}
         system = self.rules.system_prompt(self.template.system_prompt(self.custom_prompt, **values), bool(self.custom_prompt))

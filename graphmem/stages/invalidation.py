@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from graphmem.llm.base import LLM, ToolSpec
+from graphmem.observability.decorators import traced_stage
 from graphmem.stages.base import PromptTemplate, validate_items
 from graphmem.stages.conversation import Message, user_prompt
 from graphmem.stages.graph_extraction import ExtractedRelation
@@ -63,6 +64,7 @@ class InvalidationStage:
         self.template = PromptTemplate.load("delete_graph_memory")
         self.custom_prompt = custom_prompt
 
+    @traced_stage
     def run(
         self,
         messages: list[Message],

@@ -16,6 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, field_validator
 
 from graphmem.llm.base import LLM, ToolSpec
+from graphmem.observability.decorators import traced_stage
 from graphmem.results import MemoryEvent
 from graphmem.stages.base import PromptTemplate, validate_items
 from graphmem.stages.facts import MAX_FACT_CHARS
@@ -88,6 +89,7 @@ class MemoryUpdateStage:
         self.template = PromptTemplate.load("update_memory")
         self.custom_prompt = custom_prompt
 
+    @traced_stage
     def run(
         self,
         facts: list[str],

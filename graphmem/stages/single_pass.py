@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from graphmem.llm.base import LLM
+from graphmem.observability.decorators import traced_stage
 from graphmem.stages.base import PromptTemplate
 from graphmem.stages.conversation import Message, user_prompt
 from graphmem.stages.facts import FACTS_TOOL, parse_facts
@@ -45,6 +46,7 @@ class SinglePassStage:
         self.fact_prompt = fact_prompt
         self.template = PromptTemplate.load("single_pass")
 
+    @traced_stage
     def run(
         self,
         messages: list[Message],

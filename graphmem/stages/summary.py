@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from graphmem.llm.base import LLM, ToolSpec
+from graphmem.observability.decorators import traced_stage
 from graphmem.stages.base import PromptTemplate, validate_items
 from graphmem.stages.conversation import Message, render_messages
 from graphmem.types import clean_text
@@ -35,6 +36,7 @@ class SummaryStage:
         self.llm = llm
         self.template = PromptTemplate.load("summarize")
 
+    @traced_stage
     def run(self, previous: str | None, messages: list[Message], self_name: str) -> str | None:
         """The new summary, or None when the model gave nothing usable."""
         user = f"Previous summary:\n{previous or '(none)'}\n\nMessages since:\n{render_messages(messages)}"

@@ -18,6 +18,9 @@ from pathlib import Path
 import numpy as np
 
 from graphmem.errors import ConfigError, GraphMemError, InvalidInputError, StorageFullError, StoreError, WriteOutcomeUnknown
+from graphmem.observability import span
+from graphmem.observability.conventions import EMBEDDED, statement
+from graphmem.observability.decorators import traced_operations
 from graphmem.schema.filters import Filter, scoped
 from graphmem.schema.words import STOPWORDS
 from graphmem.stores.base import (
@@ -64,6 +67,15 @@ from graphmem.types import (
 log = logging.getLogger(__name__)
 
 
+#: the store contract's data operations: a span each when tracing is on (its statements, in effect)
+OPERATIONS = ("match_entities", "relations_around", "resolve", "add_context", "write", "write_many", "search_graph",
+              "set_relation_facts", "scopes", "timeline", "similar_memories", "memory_candidates", "search_memories",
+              "memory_context", "get_memory", "list_memories", "delete_memory", "imported_keys", "idempotent_outcome",
+              "conversation", "set_summary", "get_all", "entities", "delete_all", "reset", "purge_expired", "forget_scope",
+              "forget_entity")
+
+
+@traced_operations(EMBEDDED, OPERATIONS)
 class EmbeddedStore(GraphStore):
     """A durable in-process graph store in the folder ``path``; one open store per folder.
 
@@ -399,7 +411,8 @@ class EmbeddedStore(GraphStore):
 
     def _commit(self, ops: list[Op]) -> None:
         try:
-            self._journal.append({"ops": ops})  # durable first, then visible
+            with span("COMMIT", statement(EMBEDDED, "COMMIT", access="write"), "client"):
+                self._journal.append({"ops": ops})  # durable first, then visible
         except WriteOutcomeUnknown:  # the record may stand in the journal: what the file holds is the truth
             self._reload()
             raise

@@ -20,6 +20,7 @@ from typing import Any
 import neo4j
 
 from graphmem.stores.neo4j.queries import write_graph
+from graphmem.stores.neo4j.tracing import statement_span
 from graphmem.stores.neo4j.values import Statement
 from graphmem.types import GraphWrite
 
@@ -94,7 +95,8 @@ def run(tx: neo4j.ManagedTransaction, stmt: Statement, count: Callable[[], None]
     """Run the batch in ``tx``; raises NotCreateOnly (rolling it back) when an entity existed.
     Returns {scope, scope_size, partitioned} per scope of the batch."""
     count()
-    rows = list(tx.run(*stmt.run_args()))
+    with statement_span(None, None, stmt, "write"):  # its store's address is not known here
+        rows = list(tx.run(*stmt.run_args()))
     if rows and (rows[0]["existing"] or rows[0]["missing"]):
         raise NotCreateOnly
     return [{"scope": r["scope"], "scope_size": int(r["scope_size"]), "partitioned": bool(r["partitioned"])} for r in rows]

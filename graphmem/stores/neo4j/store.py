@@ -47,6 +47,7 @@ from graphmem.stores.neo4j import (
     queries,
     schema_check,
     single_pass,
+    tracing,
     warm,
 )
 from graphmem.stores.neo4j import conversation as log_queries
@@ -154,7 +155,8 @@ class Neo4jStore(GraphStore):
 
     def _query(self, stmt: Statement, *, read: bool) -> list[neo4j.Record]:
         """One statement in its own managed transaction (one round trip)."""
-        with translated(self.url, writing=not read), self._driving():
+        traced = tracing.statement_span(self.url, self.database, stmt, "read" if read else "write")
+        with traced as span, translated(self.url, writing=not read), self._driving():
             self._count()
             text, params = self._args(stmt)
             records, summary, _ = self._driver.execute_query(
@@ -164,6 +166,7 @@ class Neo4jStore(GraphStore):
                 database_=self.database,
             )
             self._served(summary)
+            span.update(tracing.returned_rows(records))
             return records
 
     def _session(self) -> neo4j.Session:
@@ -174,15 +177,18 @@ class Neo4jStore(GraphStore):
         )
 
     def _in_write_transaction(self, work: Callable[[neo4j.ManagedTransaction], T]) -> T:
-        with translated(self.url), self._driving(), self._session() as session:
+        with tracing.transaction_span(self.url, self.database, "transaction"), translated(self.url), self._driving(), \
+                self._session() as session:
             return session.execute_write(work)
 
     def _run(self, tx: neo4j.ManagedTransaction | neo4j.Transaction, stmt: Statement) -> list[neo4j.Record]:
-        self._count()
-        result = tx.run(*self._args(stmt))
-        rows = list(result)
-        self._served(result.consume())  # every record is read: no round trip
-        return rows
+        with tracing.statement_span(self.url, self.database, stmt, "write") as span:
+            self._count()
+            result = tx.run(*self._args(stmt))
+            rows = list(result)
+            self._served(result.consume())  # every record is read: no round trip
+            span.update(tracing.returned_rows(rows))
+            return rows
 
     def _args(self, stmt: Statement) -> tuple[str, dict[str, Any]]:
         """What the server is sent: a packed statement keeps its plan, keyed to the plan generation
@@ -292,9 +298,11 @@ class Neo4jStore(GraphStore):
         connection the server dropped (a restart) fails once and leaves the pool: one more try."""
         for attempt in (1, 2):
             try:
-                with translated(self.url), self._session() as session:
+                stmt = queries.ping()
+                with tracing.statement_span(self.url, self.database, stmt, "write"), translated(self.url), \
+                        self._session() as session:
                     self._count()
-                    session.run(*queries.ping().run_args()).consume()
+                    session.run(*stmt.run_args()).consume()
                 return
             except StoreUnavailableError:
                 if attempt == 2:
@@ -430,7 +438,8 @@ class Neo4jStore(GraphStore):
         with translated(self.url), self._driving():
             try:
                 result = work(tx)
-                tx.commit()
+                with tracing.transaction_span(self.url, self.database, "COMMIT"):
+                    tx.commit()
                 return result
             except TransientError:
                 log.info("the locked write of scope %s failed transiently; writing again in a managed transaction", scope.key)
@@ -684,7 +693,7 @@ class Neo4jStore(GraphStore):
 
     def reset(self) -> None:
         stmt = queries.reset()
-        with translated(self.url), self._session() as session:
+        with tracing.statement_span(self.url, self.database, stmt, "write"), translated(self.url), self._session() as session:
             self._count()
             # CALL ... IN TRANSACTIONS only runs in an auto-commit transaction
             session.run(*stmt.run_args()).consume()
