@@ -444,14 +444,14 @@ class Memory:
         still works (lifecycle/reserve.py)."""
         return self._reserve.freeing(partial(edits.delete, self.store, self.history_log, self._memory(memory_id)))
 
-    def history(self, memory_id: str) -> list[dict[str, Any]]:
+    def history(self, memory_id: str, *, owners: Owners | None = None) -> list[dict[str, Any]]:
         """Every change of a memory, oldest first (mem0's columns). Rows of writes whose outcome was
-        unknown are settled against the store first (lifecycle/history.py)."""
+        unknown are settled against the store first (lifecycle/history.py). ``owners``: only their rows."""
         if not isinstance(memory_id, str):
             raise InvalidInputError("memory_id must be a string")
         if not self.store.read_only:
             self.history_log.settle(self.store.get_memory)
-        return self.history_log.history(arguments.check_text("memory_id", memory_id))
+        return self.history_log.history(arguments.check_text("memory_id", memory_id), owners)
 
     def provenance(self, add_id: str, *, user_id: str | None = None, agent_id: str | None = None,
                    run_id: str | None = None) -> dict[str, Any]:

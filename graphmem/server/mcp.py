@@ -23,11 +23,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from graphmem.aio import AsyncMemory
-from graphmem.errors import AccessDeniedError, GraphMemError, InvalidInputError, MissingScopeError, NotFoundError
+from graphmem.errors import AccessDeniedError, GraphMemError, MissingScopeError
 from graphmem.results import MemoryResult, SearchResult
-from graphmem.server import views
-from graphmem.server.access import ScopeIds, Tenants, key_of, scope_ids, scope_sees
+from graphmem.server import owned, views
+from graphmem.server.access import ScopeIds, Tenants, key_of, scope_ids
 from graphmem.server.views import ACCESS, neighbourhood
+from graphmem.types import Owners
 
 SCOPE_KEYS = ("user_id", "agent_id", "run_id")
 Scope = dict[str, str | None]
@@ -70,13 +71,11 @@ class Tools:
         return scope_ids(self.fixed if self.fixed is not None else given)
 
     async def _owned(self, memory_id: str, given: Scope) -> MemoryResult:
+        """The memory, if it is the scope's: the store decides before loading it (owned.py, REST's path)."""
         scope = self._scope(given)
         if not any(scope.values()):
-            raise InvalidInputError("at least one of user_id, agent_id, run_id is required")
-        found = await self.memory.get(memory_id)
-        if found is None or not scope_sees(scope, found):
-            raise NotFoundError(f"no memory with id {memory_id!r} in this scope")
-        return found
+            raise MissingScopeError("at least one of user_id, agent_id, run_id is required")
+        return await owned.memory(self.memory, memory_id, Owners.of_scope(**scope))
 
     async def add_memory(self, messages: str | list[Message], metadata: dict[str, Any] | None = None, infer: bool = True,
                          timestamp: When = None, idempotency_key: str | None = None, **scope: str | None) -> dict[str, Any]:

@@ -28,14 +28,13 @@ from graphmem.errors import (
     StoreUnavailableError,
 )
 from graphmem.results import MemoryResult, SearchResult
-from graphmem.server import manners
-from graphmem.server.access import Tenant, Tenants
+from graphmem.server import manners, owned
+from graphmem.server.access import Tenants
 from graphmem.server.keys import Caller, allowed
 from graphmem.server.limits import BodyLimit
 from graphmem.server.models import MemoryCreate, MemoryUpdate, SearchRequest
 from graphmem.server.ui import mount_inspector
 from graphmem.server.views import holding, neighbourhood, public_detail
-from graphmem.types import Owners
 
 log = logging.getLogger(__name__)
 
@@ -78,26 +77,21 @@ def _memory_routes(app: FastAPI, memory: AsyncMemory) -> None:
 
     @app.get("/memories/{memory_id}", summary="One memory by id", response_model=dict[str, Any])
     async def get_one(memory_id: str, tenant: Caller) -> MemoryResult:
-        return await _owned(memory, tenant, memory_id)
+        return await owned.memory(memory, memory_id, tenant.owners())
 
     @app.put("/memories/{memory_id}", summary="Replace a memory's text")
     async def update(memory_id: str, body: MemoryUpdate, tenant: Caller) -> dict[str, Any]:
-        await _owned(memory, tenant, memory_id)
+        await owned.memory(memory, memory_id, tenant.owners())
         return await memory.update(memory_id, body.new_text())
 
     @app.delete("/memories/{memory_id}", summary="Delete one memory")
     async def delete(memory_id: str, tenant: Caller) -> dict[str, Any]:
-        await _owned(memory, tenant, memory_id)
+        await owned.memory(memory, memory_id, tenant.owners())
         return await memory.delete(memory_id)
 
     @app.get("/memories/{memory_id}/history", summary="Every change of a memory")
     async def history(memory_id: str, tenant: Caller) -> list[dict[str, Any]]:
-        events = await memory.history(memory_id)
-        if not events:
-            raise HTTPException(404, f"no history for memory {memory_id!r}")
-        if not all(tenant.allows_user(e.get("user_id")) for e in events):  # as unknown: ids do not leak across tenants
-            raise HTTPException(404, f"no history for memory {memory_id!r}")
-        return events
+        return await owned.history(memory, memory_id, tenant.owners())  # another tenant's id: as an unknown one
 
     @app.delete("/memories", summary="Delete everything of a scope")
     async def delete_all(tenant: Caller, user_id: str | None = None, agent_id: str | None = None,
@@ -153,16 +147,6 @@ def _graph_routes(app: FastAPI, memory: AsyncMemory) -> None:
                          run_id: str | None = None) -> dict[str, Any]:
         # another tenant's add reads as one that brought nothing (the scope is the key's), as an unknown id
         return await memory.provenance(add_id, **allowed(tenant, user_id, agent_id, run_id))
-
-
-async def _owned(memory: AsyncMemory, tenant: Tenant, memory_id: str) -> MemoryResult:
-    """The memory, if the key may touch it; another tenant's memory is "not found", exactly as an
-    unknown id (MCP does the same), so a key cannot probe which ids exist."""
-    owners = None if tenant.admin else Owners(tuple(tenant.users), tenant.user_prefixes)
-    found = await memory.get(memory_id, owners=owners)  # the store checks the owner before loading anything
-    if found is None or not tenant.allows_user(found.get("user_id")):
-        raise NotFoundError(f"no memory with id {memory_id!r}")
-    return found
 
 
 _STATUS: tuple[tuple[type[GraphMemError], int], ...] = (
