@@ -51,11 +51,11 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _config(folder: Path, llm_url: str, store: str, neo4j_url: str | None) -> Path:
+def _config(folder: Path, llm_url: str, store: str, neo4j_url: str | None, dims: int) -> Path:
     graph = ({"provider": "neo4j", "config": {"url": neo4j_url}} if store == "neo4j"
              else {"provider": "embedded", "config": {"path": str(folder / "graph")}})
     config = {"llm": {"provider": "openai_compatible", "config": {"base_url": llm_url, "api_key": "k", "model": "scripted"}},
-              "embedder": {"provider": "hashing", "config": {"dims": 64}}, "graph_store": graph,
+              "embedder": {"provider": "hashing", "config": {"dims": dims}}, "graph_store": graph,
               "history_db_path": str(folder / "history.db"), "context": {"summary_every": 0}}
     path = folder / "config.json"
     path.write_text(json.dumps(config))
@@ -171,7 +171,7 @@ def measure(store: str, args: argparse.Namespace, llm_url: str, rng: random.Rand
         for door in ("rest", "mcp"):
             folder = Path(tmp) / door
             folder.mkdir()
-            config, keys, port = _config(folder, llm_url, store, args.neo4j_url), _keys(folder), _free_port()
+            config, keys, port = _config(folder, llm_url, store, args.neo4j_url, args.dims), _keys(folder), _free_port()
             base = f"http://127.0.0.1:{port}"
             command = (["serve"] if door == "rest" else ["mcp", "--http", "--scope-per-call"])
             command += ["--config", str(config), "--keys", str(keys), "--port", str(port)]
@@ -188,6 +188,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--warmup", type=int, default=30, help="pairs dropped first (default 30)")
     p.add_argument("--memories", type=int, default=50, help="bob's memories, asked in turn (default 50)")
     p.add_argument("--source", help="run the servers from this checkout (PYTHONPATH), e.g. to measure older code")
+    p.add_argument("--dims", type=int, default=384, help="hashing embedder dimensions (a Neo4j database keeps its first)")
     p.add_argument("--seed", type=int, default=45)
     p.add_argument("--out", help="result JSON (default benchmarks/results/tenant_timing.json)")
     args = p.parse_args(argv)

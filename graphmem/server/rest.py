@@ -12,12 +12,14 @@ from __future__ import annotations
 import logging
 from typing import Annotated, Any
 
-from fastapi import FastAPI, Header, HTTPException, Query, Request
+from fastapi import FastAPI, Header, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from graphmem.aio import AsyncMemory
 from graphmem.errors import (
+    AccessDeniedError,
     EmbeddingError,
     GraphMemError,
     IdempotencyConflictError,
@@ -28,13 +30,14 @@ from graphmem.errors import (
     StoreUnavailableError,
 )
 from graphmem.results import MemoryResult, SearchResult
+from graphmem.schema.arguments import check_limit
 from graphmem.server import manners, owned
 from graphmem.server.access import Tenants
 from graphmem.server.keys import Caller, allowed
 from graphmem.server.limits import BodyLimit
-from graphmem.server.models import MemoryCreate, MemoryUpdate, SearchRequest
+from graphmem.server.models import LIMIT_SCHEMA, MemoryCreate, MemoryUpdate, QueryBool, QueryInt, SearchRequest
 from graphmem.server.ui import mount_inspector
-from graphmem.server.views import holding, neighbourhood, public_detail
+from graphmem.server.views import HTTP_ERRORS, holding, invalid_request, neighbourhood, public_detail
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +74,8 @@ def _memory_routes(app: FastAPI, memory: AsyncMemory) -> None:
 
     @app.get("/memories", summary="A scope's memories and relations", response_model=dict[str, Any])
     async def get_all(tenant: Caller, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
-                      include_invalidated: bool = False, limit: Annotated[int, Query(ge=1, le=10_000)] = 100) -> SearchResult:
+                      include_invalidated: QueryBool = False,
+                      limit: Annotated[QueryInt, Query(json_schema_extra=LIMIT_SCHEMA)] = 100) -> SearchResult:
         scope = allowed(tenant, user_id, agent_id, run_id)
         return await memory.get_all(**scope, include_invalidated=include_invalidated, limit=limit)
 
@@ -115,7 +119,7 @@ def _reset_route(app: FastAPI, memory: AsyncMemory) -> None:
     @app.post("/reset", summary="Delete everything of every scope (admin key)")
     async def reset(tenant: Caller) -> dict[str, str]:
         if not tenant.admin:
-            raise HTTPException(403, "/reset needs an admin key")
+            raise AccessDeniedError("/reset needs an admin key")
         await memory.reset()
         return {"message": "Memory reset successfully!"}
 
@@ -131,8 +135,10 @@ def _graph_routes(app: FastAPI, memory: AsyncMemory) -> None:
     @app.get("/graph", summary="A scope's relations, or one entity's neighbourhood at a time")
     async def graph(tenant: Caller, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
                     entity: str | None = None, as_of: str | None = None, known_at: str | None = None,
-                    include_invalidated: bool = False, limit: Annotated[int, Query(ge=1, le=10_000)] = 100) -> dict[str, Any]:
+                    include_invalidated: QueryBool = False,
+                    limit: Annotated[QueryInt, Query(json_schema_extra=LIMIT_SCHEMA)] = 100) -> dict[str, Any]:
         scope = allowed(tenant, user_id, agent_id, run_id)
+        check_limit(limit)  # the table's bound, also where the store is read with its own
         if entity is not None:
             return neighbourhood(await memory.timeline(entity, **scope), as_of, known_at)
         if as_of is None and known_at is None:
@@ -153,6 +159,7 @@ _STATUS: tuple[tuple[type[GraphMemError], int], ...] = (
     (IdempotencyConflictError, 422),  # the IETF Idempotency-Key draft's answer to a reused key with another payload
     (InvalidInputError, 400),
     (NotFoundError, 404),
+    (AccessDeniedError, 403),
     (LLMError, 502),
     (EmbeddingError, 502),
     (StoreUnavailableError, 503),
@@ -170,8 +177,13 @@ def _errors(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
-        problems = [{"loc": list(e.get("loc", ())), "msg": e.get("msg"), "type": e.get("type")} for e in exc.errors()]
-        return JSONResponse({"detail": problems, "error": "ValidationError"}, status_code=422)
+        # a refusal by FastAPI's own checks is answered as the core's refusals are: one shape on every layer
+        return JSONResponse({"detail": invalid_request(exc.errors()), "error": "InvalidInputError"}, status_code=400)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        return JSONResponse({"detail": exc.detail, "error": HTTP_ERRORS.get(exc.status_code, "HTTPError")},
+                            status_code=exc.status_code, headers=getattr(exc, "headers", None))
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, exc: Exception) -> JSONResponse:

@@ -23,6 +23,7 @@ from graphmem.errors import InvalidInputError
 from graphmem.lifecycle.export import read_graph, to_graphml, to_json
 from graphmem.server import owned
 from graphmem.server.keys import Caller, allowed
+from graphmem.server.models import QueryBool
 from graphmem.stores.base import relation_visible
 from graphmem.stores.lifecycle import matches, name_pattern
 from graphmem.types import Entity, Owners, Relation, Scope, iso, parse_time, utcnow
@@ -60,7 +61,7 @@ def _reads(app: FastAPI, memory: AsyncMemory) -> None:
                 "users": "every user" if tenant.admin else tenant.describe()}
 
     @app.get("/ui/api/memories", summary="Inspector: a user's memories, with mem0 metadata filters (JSON)")
-    async def memories(tenant: Caller, user_id: str | None = None, include_invalidated: bool = False,
+    async def memories(tenant: Caller, user_id: str | None = None, include_invalidated: QueryBool = False,
                        filters: str | None = None) -> JSONResponse:
         scope = allowed(tenant, user_id, None, None)
         found = await memory.get_all(**scope, include_invalidated=include_invalidated, limit=MAX_ROWS,
