@@ -187,7 +187,7 @@ class Memory:
             raise InvalidInputError(f"memory_type {memory_type!r} is not supported (graphmem has no procedural memory)")
         if prompt is not None and (not isinstance(prompt, str) or not prompt.strip()):
             raise InvalidInputError("prompt must be a non-empty string")
-        metadata = checks.checked_metadata(metadata)
+        metadata, infer = checks.checked_metadata(metadata), arguments.check_flag("infer", infer)
         reference_time = checks.reference_time(timestamp)
         expiration(expiration_date, utcnow())  # a bad date fails before any work (a past one is expired at once)
         request = {"messages": messages, "metadata": metadata, "infer": infer, "timestamp": timestamp,
@@ -398,7 +398,7 @@ class Memory:
     ) -> SearchResult:
         """The scope's memories and relations, oldest first; ``filters`` as in ``search``."""
         scope, flt = scope_and_filter(user_id, agent_id, run_id, filters)
-        arguments.check_limit(limit)
+        arguments.check_listing(limit, include_invalidated)
         types = TypeFilter.of(entity_types, relationship_types)
         memories = self.store.list_memories(scope, include_deleted=include_invalidated, limit=limit, filters=flt)
         relations = self.store.get_all(

@@ -85,7 +85,12 @@ def test_rest_follows_the_table(world):
     user = f"u-{uuid.uuid4().hex[:6]}"
     with running(args, f"http://127.0.0.1:{port}/health", folder / "rest.log"), \
             httpx.Client(base_url=f"http://127.0.0.1:{port}", headers={"X-API-Key": KEY}, timeout=60) as c:
-        # the table's limit and roles
+        # the table's limit and roles, as the door's own schema states them (docs/servers.md's table)
+        schema = c.get("/openapi.json").json()
+        listing = next(p for p in schema["paths"]["/memories"]["get"]["parameters"] if p["name"] == "limit")
+        parts = schema["components"]["schemas"]
+        assert (parts["SearchRequest"]["properties"]["limit"]["maximum"], listing["schema"]["maximum"]) == (L.RESULT_LIMIT,) * 2
+        assert ", ".join(parts["Message"]["properties"]["role"]["enum"]) == L.door_rules()["message roles"][2]
         assert c.post("/search", json={"query": "tea", "user_id": user, "limit": BIG}).status_code == 200
         assert c.get("/memories", params={"user_id": user, "limit": BIG}).status_code == 200
         said = _graphmem_shaped(c.post("/search", json={"query": "tea", "user_id": user, "limit": OVER}), 400, "InvalidInputError")
@@ -124,6 +129,11 @@ async def _tool_text(client: Client, tool: str, args: dict[str, Any]) -> tuple[b
 
 
 async def _mcp_rules(client: Client, scope: dict[str, str], python_says: str) -> None:
+    tools = {t.name: t.input_schema for t in (await client.list_tools()).tools}
+    assert tools["search_memory"]["properties"]["limit"]["maximum"] == tools["get_memories"]["properties"]["limit"]["maximum"] \
+        == L.RESULT_LIMIT
+    message = tools["add_memory"]["$defs"]["Message"]["properties"]["role"]
+    assert ", ".join(message["enum"]) == L.door_rules()["message roles"][3]
     for tool, args in (("search_memory", {"query": "tea", "limit": BIG}), ("get_memories", {"limit": BIG}),
                        ("add_memory", {"messages": [{"role": "tool", "content": "the tool says tea"},
                                                     {"role": "system", "content": "be brief"}], "infer": False})):
@@ -206,3 +216,25 @@ def test_cli_limit_is_the_tables(world, tmp_path):
         done = subprocess.run(graphmem_command(*command, "--user", "u", "--limit", str(BIG), "--config", config),
                               capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr
+
+
+def test_python_takes_nothing_for_a_boolean(tmp_path):
+    """The core refuses what the servers refuse: "yes" and 1 are not True (add, add_many, get_all)."""
+    config = {"llm": {"provider": "openai_compatible", "config": {"base_url": "http://127.0.0.1:9", "model": "x"}},
+              "graph_store": {"provider": "embedded", "config": {"path": str(tmp_path / "graph")}},
+              "history_db_path": str(tmp_path / "history.db")}
+    with Memory(config, embedder=HashingEmbedder(dims=64)) as memory:
+        for call, name in ((lambda: memory.add("tea", user_id="u", infer="yes"), "infer"),
+                           (lambda: memory.add_many([{"messages": "tea", "user_id": "u"}], infer=1), "infer"),
+                           (lambda: memory.get_all(user_id="u", include_invalidated="yes"), "include_invalidated")):
+            with pytest.raises(InvalidInputError, match=f"{name} must be true or false"):
+                call()
+        assert memory.get_all(user_id="u")["results"] == []  # nothing written, no model asked
+
+
+def test_the_door_table_is_documented():
+    """docs/servers.md shows the per-door table as limits.door_table() renders it."""
+    from pathlib import Path
+
+    docs = (Path(__file__).resolve().parent.parent / "docs" / "servers.md").read_text(encoding="utf-8")
+    assert L.door_table() in docs

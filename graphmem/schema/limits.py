@@ -109,6 +109,31 @@ def markdown_table() -> str:
     return "\n".join(rows)
 
 
+#: the doors, as the per-door table names them
+DOORS = ("Python API", "CLI", "REST", "MCP")
+
+
+def door_rules() -> dict[str, tuple[str, str, str, str]]:
+    """The rules every door shares, per door (DOORS order): what docs/servers.md shows and
+    tests/test_door_rules.py reads back from each running door's own schema."""
+    roles = ", ".join(ROLES)
+    return {
+        "largest `limit` (search, get_all)": (f"{RESULT_LIMIT:,}",) * 4,
+        "message roles": (roles, "user (the text given)", roles, roles),
+        "metadata nesting": (f"{METADATA_DEPTH}",) * 4,
+        "request nesting": ("–", "–", f"{REQUEST_DEPTH}", f"{REQUEST_DEPTH} over HTTP"),
+        "types": ("as given (a bool is not a number)", "argparse", "strict JSON; query `true`/`false`, digits", "strict JSON"),
+        "refusal": ("`InvalidInputError` (subclasses)", "exit 2, the message", '400 `{"detail", "error"}`', "tool error `Name: detail`"),
+    }
+
+
+def door_table() -> str:
+    """The per-door rules as the Markdown table docs/servers.md shows."""
+    rows = ["| rule | " + " | ".join(DOORS) + " |", "|---|" + "---|" * len(DOORS)]
+    rows += [f"| {rule} | " + " | ".join(cells) + " |" for rule, cells in door_rules().items()]
+    return "\n".join(rows)
+
+
 # --- checks every door shares --------------------------------------------------------------------
 
 
