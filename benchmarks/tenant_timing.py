@@ -105,6 +105,13 @@ async def _pairs(ask: Ask, real: list[str], pairs: int, warmup: int, rng: random
     return _stats(times["real"], times["random"])
 
 
+def _secret(i: int, rng: random.Random, chars: int) -> str:
+    """One of bob's memories, ``chars`` long: a long one costs more to load, so a door that loads it
+    before judging its owner shows it more plainly (a prober would pick such ids)."""
+    head = f"bob's secret number {i} is {rng.random()}. "
+    return (head + "lorem ipsum dolor sit amet " * (chars // 27 + 1))[:max(chars, len(head))]
+
+
 def _stats(real: list[float], rand: list[float]) -> dict[str, Any]:
     diffs = [a - b for a, b in zip(real, rand, strict=True)]
     se = statistics.stdev(diffs) / len(diffs) ** 0.5
@@ -115,7 +122,7 @@ def _stats(real: list[float], rand: list[float]) -> dict[str, Any]:
 def _rest(base: str, args: argparse.Namespace, rng: random.Random) -> dict[str, dict[str, Any]]:
     bob = f"bob-{uuid.uuid4().hex[:8]}"
     with httpx.Client(base_url=base, headers={"X-API-Key": BOB_KEY}, timeout=60) as c:
-        real = [c.post("/memories", json={"messages": [{"role": "user", "content": f"bob's secret number {i} is {rng.random()}"}],
+        real = [c.post("/memories", json={"messages": [{"role": "user", "content": _secret(i, rng, args.text_chars)}],
                                           "user_id": bob, "infer": False}).json()["results"][0]["id"]
                 for i in range(args.memories)]
     out = {}
@@ -145,7 +152,7 @@ def _mcp(base: str, args: argparse.Namespace, rng: random.Random) -> dict[str, d
         async with client(BOB_KEY) as c:
             real = []
             for i in range(args.memories):
-                added = await c.call_tool("add_memory", {"messages": f"bob's secret number {i} is {rng.random()}",
+                added = await c.call_tool("add_memory", {"messages": _secret(i, rng, args.text_chars),
                                                          "infer": False, "user_id": bob})
                 real.append((added.structured_content or json.loads(added.content[0].text))["results"][0]["id"])
         async with client(ALICE_KEY) as c:
@@ -187,6 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--pairs", type=int, default=500, help="measured (real, random) pairs per door (default 500)")
     p.add_argument("--warmup", type=int, default=30, help="pairs dropped first (default 30)")
     p.add_argument("--memories", type=int, default=50, help="bob's memories, asked in turn (default 50)")
+    p.add_argument("--text-chars", type=int, default=20_000, help="characters of each of bob's memories (default 20,000)")
     p.add_argument("--source", help="run the servers from this checkout (PYTHONPATH), e.g. to measure older code")
     p.add_argument("--dims", type=int, default=384, help="hashing embedder dimensions (a Neo4j database keeps its first)")
     p.add_argument("--seed", type=int, default=45)
@@ -201,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
             rows += [[store, door, m["pairs"], round(m["real_ms_p50"], 2), round(m["random_ms_p50"], 2),
                       round(m["mean_diff_ms"], 3), round(m["z"], 2)] for door, m in measured.items()]
     print(table(["store", "door", "pairs", "real p50 ms", "random p50 ms", "mean diff ms", "z"], rows))
-    write_result("tenant_timing", {"pairs": args.pairs, "source": args.source or "this checkout", "results": payload}, args.out)
+    write_result("tenant_timing", {"pairs": args.pairs, "text_chars": args.text_chars, "source": args.source or "this checkout", "results": payload}, args.out)
     return 0
 
 

@@ -8,7 +8,10 @@ Two ways to scope, chosen when the server starts:
 Over HTTP with keys (``--keys``, the REST server's keys file; mcp_http.py), every call's key must be
 bound to the user of the scope it uses (fixed or named), as on the REST server; otherwise the call
 fails with AccessDeniedError. Per-call scopes over HTTP need keys, or an explicit ``--no-auth``.
-Unknown arguments are refused (a tool error naming them), like every bad value.
+Arguments follow the one table of every door (graphmem.schema.limits): unknown ones are refused,
+types are strict ("yes" is not a boolean, "10" not a number), and a bad one is a tool error
+"InvalidInputError: <field>: <why>", like every refusal. A memory read by id is the scope's or "not
+found", decided by the store's lookup before the memory is loaded (server/owned.py).
 """
 
 from __future__ import annotations
