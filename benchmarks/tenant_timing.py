@@ -67,9 +67,13 @@ def _server(args: list[str], health: str, log: Path, source: str | None) -> Iter
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     if source:
         env["PYTHONPATH"] = source + os.pathsep + env.get("PYTHONPATH", "")
+        check = subprocess.run([sys.executable, "-c", "import graphmem; print(graphmem.__file__)"], env=env, cwd=source,
+                               capture_output=True, text=True, check=True)
+        assert check.stdout.startswith(str(Path(source).resolve())), f"the servers would not run {source}: {check.stdout}"
     with open(log, "wb") as out:
+        # in the source folder: ``python -m`` puts the working folder first on sys.path, before PYTHONPATH
         proc = subprocess.Popen([sys.executable, "-m", "graphmem.cli.main", *args], stdout=out, stderr=subprocess.STDOUT,
-                                env=env)
+                                env=env, cwd=source or None)
     try:
         deadline = time.monotonic() + 120
         while True:
