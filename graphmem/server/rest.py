@@ -3,8 +3,9 @@
 Routes (mem0's, so mem0 REST clients work): POST /memories, GET /memories, GET/PUT/DELETE
 /memories/{id}, GET /memories/{id}/history, POST /search, DELETE /memories, POST /reset; and
 graphmem's GET /timeline, GET /graph and GET /provenance/{add_id}; GET /health. OpenAPI at /docs (Swagger UI from the package). Bodies are pydantic models that refuse
-unknown fields; every error is a JSON body {"detail": ...} with a 4xx status (5xx only when the
-LLM or the store failed, without a traceback). Keys: access.py.
+unknown fields and take strict types (models.py); every error, whatever layer refuses (graphmem, FastAPI's
+validation, routing, the key check), is a JSON body {"detail": str, "error": name} with a 4xx status (5xx
+only when the LLM or the store failed, without a traceback). Keys: access.py; by id: owned.py.
 """
 
 from __future__ import annotations
