@@ -189,7 +189,7 @@ class Memory:
             raise InvalidInputError(f"memory_type {memory_type!r} is not supported (graphmem has no procedural memory)")
         if prompt is not None and (not isinstance(prompt, str) or not prompt.strip()):
             raise InvalidInputError("prompt must be a non-empty string")
-        metadata = checks.checked_metadata(metadata)
+        metadata, infer = checks.checked_metadata(metadata), arguments.check_flag("infer", infer)
         reference_time = checks.reference_time(timestamp)
         expiration(expiration_date, utcnow())  # a bad date fails before any work (a past one is expired at once)
         request = {"messages": messages, "metadata": metadata, "infer": infer, "timestamp": timestamp,
@@ -400,7 +400,7 @@ class Memory:
     ) -> SearchResult:
         """The scope's memories and relations, oldest first; ``filters`` as in ``search``."""
         scope, flt = scope_and_filter(user_id, agent_id, run_id, filters)
-        arguments.check_limit(limit)
+        arguments.check_listing(limit, include_invalidated)
         types = TypeFilter.of(entity_types, relationship_types)
         memories = self.store.list_memories(scope, include_deleted=include_invalidated, limit=limit, filters=flt)
         relations = self.store.get_all(
@@ -446,14 +446,14 @@ class Memory:
         still works (lifecycle/reserve.py)."""
         return self._reserve.freeing(partial(edits.delete, self.store, self.history_log, self._memory(memory_id)))
 
-    def history(self, memory_id: str) -> list[dict[str, Any]]:
+    def history(self, memory_id: str, *, owners: Owners | None = None) -> list[dict[str, Any]]:
         """Every change of a memory, oldest first (mem0's columns). Rows of writes whose outcome was
-        unknown are settled against the store first (lifecycle/history.py)."""
+        unknown are settled against the store first (lifecycle/history.py). ``owners``: only their rows."""
         if not isinstance(memory_id, str):
             raise InvalidInputError("memory_id must be a string")
         if not self.store.read_only:
             self.history_log.settle(self.store.get_memory)
-        return self.history_log.history(arguments.check_text("memory_id", memory_id))
+        return self.history_log.history(arguments.check_text("memory_id", memory_id), owners)
 
     def provenance(self, add_id: str, *, user_id: str | None = None, agent_id: str | None = None,
                    run_id: str | None = None) -> dict[str, Any]:

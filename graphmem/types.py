@@ -11,6 +11,7 @@ import json
 import re
 import unicodedata
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -154,9 +155,35 @@ class Owners:
 
     users: tuple[str, ...] = ()
     prefixes: tuple[str, ...] = ()
+    #: also only this agent's / run's (a scope's read by id: see :meth:`of_scope`)
+    agent_id: str | None = None
+    run_id: str | None = None
+    #: any user (or none): the scope named no user_id, so only agent_id / run_id restrict
+    any_user: bool = False
+
+    @classmethod
+    def of_scope(cls, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None) -> Owners:
+        """What a read in this scope may see by id: a memory whose ids match every id the scope names
+        (a user read sees the user's runs), so an MCP server's scope is checked where a key's users are."""
+        if user_id is None and agent_id is None and run_id is None:
+            raise MissingScopeError("one of user_id, agent_id or run_id is required")
+        return cls(users=() if user_id is None else (user_id,), agent_id=agent_id, run_id=run_id, any_user=user_id is None)
 
     def allow(self, user_id: str | None) -> bool:
+        """Whether the user part admits ``user_id`` (agent and run are :meth:`admits`' too)."""
+        if self.any_user:
+            return True
         return user_id is not None and (user_id in self.users or any(user_id.startswith(p) for p in self.prefixes))
+
+    def admits(self, owner: Mapping[str, Any]) -> bool:
+        """Whether a record with these ``user_id`` / ``agent_id`` / ``run_id`` is one of these owners'."""
+        return (self.allow(owner.get("user_id")) and (self.agent_id is None or owner.get("agent_id") == self.agent_id)
+                and (self.run_id is None or owner.get("run_id") == self.run_id))
+
+    def parameters(self) -> dict[str, Any]:
+        """The rule as a query parameter (cypher/get_memory.cypher)."""
+        return {"users": list(self.users), "prefixes": list(self.prefixes), "agent_id": self.agent_id,
+                "run_id": self.run_id, "any_user": self.any_user}
 
 
 @dataclass(frozen=True)

@@ -161,12 +161,12 @@ def test_bad_input_gets_json_4xx_and_writes_nothing(rest_embedded, llm):
             "update without text": c.put("/memories/nope", json={}),
             "unknown id": c.get("/memories/does-not-exist"),
         }
-        expected = {"malformed json": 422, "unknown field": 422, "missing scope": 400, "bad role": 422, "invalid date": 400,
-                    "bad timestamp": 400, "oversized": 413, "bad limit": 422, "update without text": 422, "unknown id": 404}
+        expected = {"malformed json": 400, "unknown field": 400, "missing scope": 400, "bad role": 400, "invalid date": 400,
+                    "bad timestamp": 400, "oversized": 413, "bad limit": 400, "update without text": 400, "unknown id": 404}
         for name, response in cases.items():
             assert response.status_code == expected[name], (name, response.text)
             body = response.json()
-            assert body["detail"], name
+            assert body["detail"] and isinstance(body["detail"], str) and body["error"], name
             assert "Traceback" not in response.text
         assert "colour" in json.dumps(cases["unknown field"].json())
         assert "as_of" in cases["invalid date"].json()["detail"]

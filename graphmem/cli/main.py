@@ -73,6 +73,16 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 # --- argument types: a bad value is a usage error (exit 2) before anything runs -----------------
 
 
+def _result_limit(text: str) -> int:
+    """``--limit``: 1 to the table's RESULT_LIMIT, as on every door (refused before the store is opened)."""
+    from graphmem.schema.limits import RESULT_LIMIT
+
+    value = _positive_int(text)
+    if value > RESULT_LIMIT:
+        raise argparse.ArgumentTypeError(f"must be at most {RESULT_LIMIT}, got {value}")
+    return value
+
+
 def _positive_int(text: str) -> int:
     try:
         value = int(text)
@@ -135,7 +145,7 @@ def _add_add(sub: Any) -> None:
 def _add_search(sub: Any) -> None:
     p = sub.add_parser("search", help="search a scope's memories and relations", description="Memories and relations relevant to QUERY (no LLM call).")
     p.add_argument("query")
-    p.add_argument("--limit", type=_positive_int, default=10, help="maximum results (default 10)")
+    p.add_argument("--limit", type=_result_limit, default=10, help="maximum results (default 10, at most 10,000)")
     p.add_argument("--preset", choices=["hybrid", "hybrid_rrf", "vector", "bm25"], default="hybrid", help="ranking preset")
     p.add_argument("--as-of", type=_iso_time, help="event time, ISO-8601: what was true then (default now)")
     p.add_argument("--known-at", type=_iso_time, help="transaction time, ISO-8601: what graphmem believed then")
@@ -149,7 +159,7 @@ def _add_search(sub: Any) -> None:
 def _add_get_all(sub: Any) -> None:
     p = sub.add_parser("get-all", help="list a scope's memories and relations", description="Every memory and every current relation of the scope, oldest first (--include-invalidated: retired relations too).")
     p.add_argument("--include-invalidated", action="store_true", help="include retired relations (history)")
-    p.add_argument("--limit", type=_positive_int, default=100, help="maximum results (default 100)")
+    p.add_argument("--limit", type=_result_limit, default=100, help="maximum results (default 100, at most 10,000)")
     _scope_args(p)
     _common(p)
 

@@ -32,6 +32,7 @@ from graphmem.ingest.messages import verbatim_messages
 from graphmem.ingest.verbatim import VerbatimLanes
 from graphmem.lifecycle.retention import expiration
 from graphmem.schema import limits
+from graphmem.schema.arguments import check_flag
 from graphmem.types import Scope, utcnow
 
 ITEM_KEYS = frozenset({"messages", "user_id", "agent_id", "run_id", "metadata", "timestamp", "expiration_date", "key"})
@@ -84,7 +85,7 @@ class BulkAdder:
         _count("batch_size", batch_size, limits.BATCH_SIZE)
         _count("workers", workers, limits.BULK_WORKERS)
         self.memory = memory
-        self.infer = infer
+        self.infer = check_flag("infer", infer)
         self.batch_size = batch_size
         self.workers = workers
         self.progress = progress

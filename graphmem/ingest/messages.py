@@ -22,8 +22,8 @@ from graphmem.schema import limits
 from graphmem.stages.conversation import Message
 from graphmem.types import clean_text
 
-ROLES = ("user", "assistant", "system", "tool")
-EXTRACTED_ROLES = ("user", "assistant")
+ROLES = limits.ROLES  # the one table's roles: every door accepts and refuses the same ones
+EXTRACTED_ROLES = limits.EXTRACTED_ROLES
 
 
 def parse_messages(messages: Any, max_chars: int = 20_000) -> list[Message]:

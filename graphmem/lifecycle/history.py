@@ -33,7 +33,7 @@ from typing import Any
 
 from graphmem.errors import ConfigError, GraphMemError, StorageFullError, StoreError
 from graphmem.results import MemoryEvent
-from graphmem.types import MemoryItem, Scope, iso, new_id, utcnow
+from graphmem.types import MemoryItem, Owners, Scope, iso, new_id, utcnow
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS history (
@@ -273,13 +273,15 @@ class History:
             )
             self._db.execute("COMMIT")
 
-    def history(self, memory_id: str) -> list[dict[str, Any]]:
+    def history(self, memory_id: str, owners: Owners | None = None) -> list[dict[str, Any]]:
+        """A memory's rows, oldest first; ``owners``: only rows of theirs (decided in the query)."""
         self._retry_commits()
+        mine, args = _owners_where(owners)
         with self._using() as db:
             rows = db.execute(
-                f"SELECT {', '.join(COLUMNS)} FROM history WHERE memory_id = ? AND committed = 1 AND NOT EXISTS "
+                f"SELECT {', '.join(COLUMNS)} FROM history WHERE memory_id = ? AND committed = 1 AND {mine} AND NOT EXISTS "
                 "(SELECT 1 FROM history AS e WHERE e.memory_id = history.memory_id AND e.expires_at <= ?) ORDER BY seq",
-                (memory_id, sortable_time(utcnow())),
+                (memory_id, *args, sortable_time(utcnow())),
             ).fetchall()
         return [dict(zip(COLUMNS, row, strict=False), is_deleted=bool(row[7])) for row in rows]
 
@@ -366,3 +368,18 @@ def _is_full(exc: sqlite3.OperationalError) -> bool:
 def _is_locked(exc: sqlite3.OperationalError) -> bool:
     text = str(exc).lower()
     return "locked" in text or "busy" in text
+
+
+def _owners_where(owners: Owners | None) -> tuple[str, list[Any]]:
+    """Owners' rule (graphmem.types.Owners.admits) as a condition on history rows, with its values."""
+    if owners is None:
+        return "1", []
+    user = "1" if owners.any_user else ("(user_id IN (SELECT value FROM json_each(?)) OR EXISTS (SELECT 1 FROM json_each(?) "
+                                        "AS p WHERE substr(history.user_id, 1, length(p.value)) = p.value))")
+    args: list[Any] = [] if owners.any_user else [json.dumps(owners.users), json.dumps(owners.prefixes)]
+    where = [user]
+    for column, value in (("agent_id", owners.agent_id), ("run_id", owners.run_id)):
+        if value is not None:
+            where.append(f"{column} = ?")
+            args.append(value)
+    return "(" + " AND ".join(where) + ")", args

@@ -26,6 +26,20 @@ def check_limit(limit: Any) -> None:
         raise InvalidInputError(f"limit must be at most {limits.RESULT_LIMIT}, got {limit}")
 
 
+def check_flag(name: str, value: Any) -> bool:
+    """A yes/no argument (``infer``, ``include_invalidated``): True or False, nothing taken for one
+    ("yes", 1, "false"), as on every door (graphmem.schema.limits.door_rules)."""
+    if not isinstance(value, bool):
+        raise InvalidInputError(f"{name} must be true or false, got {value!r}")
+    return value
+
+
+def check_listing(limit: Any, include_invalidated: Any) -> None:
+    """get_all's ``limit`` and ``include_invalidated``."""
+    check_limit(limit)
+    check_flag("include_invalidated", include_invalidated)
+
+
 def check_threshold(threshold: Any) -> float | None:
     if threshold is None:
         return None

@@ -14,9 +14,10 @@ pydantic's serialiser recurse), and a 10 MB message cost 20-30 s of CPU in one r
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, get_args
 
 from graphmem.errors import InvalidInputError, LimitExceededError
 from graphmem.types import MAX_SCOPE_ID_CHARS as _SCOPE_ID_CHARS
@@ -57,6 +58,15 @@ ENTITY_CHARS = 1000
 BATCH_SIZE = 20_000
 #: ``workers`` of add_many / ``graphmem import --workers``
 BULK_WORKERS = 64
+#: nesting levels of a whole request as it arrives (REST body, MCP JSON-RPC message): a guard in front
+#: of the parsers, which recurse, so that metadata nested 1,000 deep is told the depth rule, not a parse error
+REQUEST_DEPTH = 128
+
+#: the roles a message may have, on every door (Python, add_many and import, REST, MCP)
+Role = Literal["user", "assistant", "system", "tool"]
+ROLES: tuple[str, ...] = get_args(Role)
+#: the roles extraction reads; system and tool messages are context, not sources of facts
+EXTRACTED_ROLES = ("user", "assistant")
 
 
 @dataclass(frozen=True)
@@ -88,6 +98,7 @@ LIMITS: tuple[Limit, ...] = (
     Limit("ENTITY_CHARS", ENTITY_CHARS, "characters of an entity name asked for", "timeline, forget_entity, REST, MCP, inspector"),
     Limit("BATCH_SIZE", BATCH_SIZE, "adds per transaction of a verbatim bulk import", "add_many, import, config bulk.batch_size"),
     Limit("BULK_WORKERS", BULK_WORKERS, "scopes imported at once", "add_many, import, config bulk.workers"),
+    Limit("REQUEST_DEPTH", REQUEST_DEPTH, "nesting levels of a whole request body / JSON-RPC message", "REST, MCP over HTTP"),
 )
 
 
@@ -95,6 +106,31 @@ def markdown_table() -> str:
     """The limits as the Markdown table docs/python-api.md shows."""
     rows = ["| limit | value | bounds | checked for |", "|---|---:|---|---|"]
     rows += [f"| `{lim.name}` | {lim.value:,} | {lim.bounds} | {lim.where} |" for lim in LIMITS]
+    return "\n".join(rows)
+
+
+#: the doors, as the per-door table names them
+DOORS = ("Python API", "CLI", "REST", "MCP")
+
+
+def door_rules() -> dict[str, tuple[str, str, str, str]]:
+    """The rules every door shares, per door (DOORS order): what docs/servers.md shows and
+    tests/test_door_rules.py reads back from each running door's own schema."""
+    roles = ", ".join(ROLES)
+    return {
+        "largest `limit` (search, get_all)": (f"{RESULT_LIMIT:,}",) * 4,
+        "message roles": (roles, "user (the text given)", roles, roles),
+        "metadata nesting": (f"{METADATA_DEPTH}",) * 4,
+        "request nesting": ("–", "–", f"{REQUEST_DEPTH}", f"{REQUEST_DEPTH} over HTTP"),
+        "types": ("as given (a bool is not a number)", "argparse", "strict JSON; query `true`/`false`, digits", "strict JSON"),
+        "refusal": ("`InvalidInputError` (subclasses)", "exit 2, the message", '400 `{"detail", "error"}`', "tool error `Name: detail`"),
+    }
+
+
+def door_table() -> str:
+    """The per-door rules as the Markdown table docs/servers.md shows."""
+    rows = ["| rule | " + " | ".join(DOORS) + " |", "|---|" + "---|" * len(DOORS)]
+    rows += [f"| {rule} | " + " | ".join(cells) + " |" for rule, cells in door_rules().items()]
     return "\n".join(rows)
 
 
@@ -142,3 +178,29 @@ def json_shape(what: str, value: Any, depth_limit: int, size_limit: int, too_dee
         if depth > depth_limit:
             raise LimitExceededError(too_deep or f"{what} nests deeper than {depth_limit} levels; the limit is {depth_limit}")
         stack.extend((child, depth + 1) for child in children)
+
+
+def request_depth(body: bytes) -> int:
+    """How deep a JSON document nests (``{}`` is 1), counted without parsing it: the brackets outside
+    strings (a regular expression drops the strings), then a running sum of +1 / -1 (numpy), all at C
+    speed: a megabyte body costs milliseconds. The servers run this before a parser that recurses
+    sees the body; malformed JSON is then the parser's to answer."""
+    if body.count(b"{") + body.count(b"[") <= REQUEST_DEPTH:  # the everyday case: cannot be too deep
+        return 0
+    import numpy as np  # the servers' path only
+
+    steps = np.zeros(256, dtype=np.int8)  # a byte's step in depth: an opening bracket +1, a closing one -1
+    steps[[ord("{"), ord("[")]], steps[[ord("}"), ord("]")]] = 1, -1
+    outside = np.frombuffer(_JSON_STRING.sub(b"", body), dtype=np.uint8)
+    return int(np.cumsum(steps[outside], dtype=np.int64).max(initial=0))
+
+
+_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)  # unrolled: no step per character
+
+def too_deep_request(body: bytes) -> LimitExceededError | None:
+    """The refusal of a request nested deeper than REQUEST_DEPTH (naming the depth rules), or None."""
+    depth = request_depth(body)
+    if depth <= REQUEST_DEPTH:
+        return None
+    return LimitExceededError(f"the request nests {depth:,} levels deep; the limit is {REQUEST_DEPTH} (metadata may nest "
+                              f"{METADATA_DEPTH} levels: METADATA_DEPTH; filters {FILTER_DEPTH} levels of AND/OR/NOT: FILTER_DEPTH)")

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from graphmem.errors import ConfigError
+from graphmem.types import Owners
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 
@@ -44,6 +45,10 @@ class Tenant:
         if user_id is None:
             return False
         return user_id in self.users or any(user_id.startswith(p) for p in self.user_prefixes)
+
+    def owners(self) -> Owners | None:
+        """Whose memories this key may read by id (None: an admin's, everyone's), checked by the store."""
+        return None if self.admin else Owners(tuple(sorted(self.users)), self.user_prefixes)
 
     def describe(self) -> str:
         bound = sorted(self.users) + [p + "*" for p in self.user_prefixes]
@@ -121,10 +126,3 @@ class ScopeIds(TypedDict):
 def scope_ids(given: Mapping[str, str | None]) -> ScopeIds:
     """The three ids of ``given``; an id it does not name is None, as Memory's default."""
     return {"user_id": given.get("user_id"), "agent_id": given.get("agent_id"), "run_id": given.get("run_id")}
-
-
-def scope_sees(scope: Mapping[str, object], memory: Mapping[str, Any]) -> bool:
-    """Whether a read with ``scope`` sees ``memory``: every id the scope names matches the memory's
-    (mem0's model: a user read sees the user's runs)."""
-    named = {k: v for k, v in scope.items() if v is not None}
-    return bool(named) and all(memory.get(k) == v for k, v in named.items())

@@ -10,7 +10,7 @@ from typing import Annotated
 from fastapi import Depends, HTTPException, Request, Security
 from fastapi.security import HTTPAuthorizationCredentials
 
-from graphmem.errors import InvalidInputError
+from graphmem.errors import AccessDeniedError, InvalidInputError
 from graphmem.server import manners
 from graphmem.server.access import ScopeIds, Tenant, Tenants
 
@@ -52,5 +52,5 @@ def allowed(tenant: Tenant, user_id: str | None, agent_id: str | None, run_id: s
     if user_id is None and agent_id is None and run_id is None:
         raise InvalidInputError("at least one of user_id, agent_id, run_id is required")
     if not tenant.allows_user(user_id):
-        raise HTTPException(403, f"this key may only use scopes of the users {tenant.describe()}")
+        raise AccessDeniedError(f"this key may only use scopes of the users {tenant.describe()}")
     return {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}

@@ -1,9 +1,13 @@
-"""A request body size limit as plain ASGI middleware: 413 with a JSON body, before any route runs."""
+"""A request body size limit as plain ASGI middleware: 413 with a JSON body, before any route runs;
+and the depth guard (graphmem.schema.limits.REQUEST_DEPTH): a body nested deeper is refused with
+LimitExceededError (400) naming the depth rules before FastAPI's parser, which recurses, reads it."""
 
 from __future__ import annotations
 
 import json
 from typing import TYPE_CHECKING
+
+from graphmem.schema import limits
 
 if TYPE_CHECKING:  # the ASGI types (starlette comes with the server extra's FastAPI)
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -36,6 +40,10 @@ class BodyLimit:
             chunks.append(chunk)
             more = message.get("more_body", False)
         body = b"".join(chunks)
+        too_deep = limits.too_deep_request(body)  # before a parser that recurses reads it (a bare 400 otherwise)
+        if too_deep is not None:
+            await _answer(send, 400, {"detail": str(too_deep), "error": type(too_deep).__name__})
+            return
         replayed = False
 
         async def replay() -> Message:
@@ -48,7 +56,11 @@ class BodyLimit:
         await self.app(scope, replay, send)
 
     async def _refuse(self, send: Send) -> None:
-        payload = json.dumps({"detail": f"request body larger than {self.limit} bytes", "error": "PayloadTooLarge"}).encode()
-        await send({"type": "http.response.start", "status": 413,
-                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]})
-        await send({"type": "http.response.body", "body": payload})
+        await _answer(send, 413, {"detail": f"request body larger than {self.limit} bytes", "error": "PayloadTooLarge"})
+
+
+async def _answer(send: Send, status: int, body: dict[str, str]) -> None:
+    payload = json.dumps(body).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]})
+    await send({"type": "http.response.body", "body": payload})

@@ -8,7 +8,10 @@ Two ways to scope, chosen when the server starts:
 Over HTTP with keys (``--keys``, the REST server's keys file; mcp_http.py), every call's key must be
 bound to the user of the scope it uses (fixed or named), as on the REST server; otherwise the call
 fails with AccessDeniedError. Per-call scopes over HTTP need keys, or an explicit ``--no-auth``.
-Unknown arguments are refused (a tool error naming them), like every bad value.
+Arguments follow the one table of every door (graphmem.schema.limits): unknown ones are refused,
+types are strict ("yes" is not a boolean, "10" not a number), and a bad one is a tool error
+"InvalidInputError: <field>: <why>", like every refusal. A memory read by id is the scope's or "not
+found", decided by the store's lookup before the memory is loaded (server/owned.py).
 """
 
 from __future__ import annotations
@@ -16,19 +19,21 @@ from __future__ import annotations
 import inspect
 import time
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from graphmem.aio import AsyncMemory
-from graphmem.errors import AccessDeniedError, GraphMemError, InvalidInputError, MissingScopeError, NotFoundError
+from graphmem.errors import AccessDeniedError, GraphMemError, InvalidInputError, MissingScopeError
 from graphmem.observability.propagation import joined
 from graphmem.results import MemoryResult, SearchResult
-from graphmem.server import views
-from graphmem.server.access import ScopeIds, Tenants, key_of, scope_ids, scope_sees
+from graphmem.schema import limits
+from graphmem.server import owned, views
+from graphmem.server.access import ScopeIds, Tenants, key_of, scope_ids
 from graphmem.server.views import ACCESS, neighbourhood
+from graphmem.types import Owners
 
 SCOPE_KEYS = ("user_id", "agent_id", "run_id")
 Scope = dict[str, str | None]
@@ -36,13 +41,17 @@ Tool = Callable[..., Awaitable[Any]]
 
 
 class Message(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    role: Literal["user", "assistant"] = "user"
+    model_config = ConfigDict(extra="forbid", strict=True)
+    role: limits.Role = "user"  # the one table's roles, as on every door
     content: str
 
 
 Text = Annotated[str, Field(min_length=1)]  # sizes are the core's (graphmem.schema.limits), as on every door
 When = Annotated[str | None, Field(description="ISO-8601 date or datetime, e.g. 2024-06-15")]
+#: ``limit``: the one table's bound (RESULT_LIMIT), checked by the core as on every door; shown in the schema
+Limit = Annotated[int, Field(json_schema_extra={"minimum": 1, "maximum": limits.RESULT_LIMIT})]
+#: the SDK hands a tool the raw arguments under this name (strict_arguments): graphmem validates them itself
+RAW = "graphmem_raw_arguments"
 
 
 class Tools:
@@ -52,6 +61,7 @@ class Tools:
         self.memory = memory
         self.fixed = scope
         self.tenants = tenants
+        self.models: dict[str, type[BaseModel]] = {}  # each tool's strict argument model (strict_arguments)
 
     def admit(self, headers: Any, given: Scope) -> None:
         """With keys: the call's key must be bound to the user of the scope it uses (a scope first:
@@ -71,13 +81,11 @@ class Tools:
         return scope_ids(self.fixed if self.fixed is not None else given)
 
     async def _owned(self, memory_id: str, given: Scope) -> MemoryResult:
+        """The memory, if it is the scope's: the store decides before loading it (owned.py, REST's path)."""
         scope = self._scope(given)
         if not any(scope.values()):
-            raise InvalidInputError("at least one of user_id, agent_id, run_id is required")
-        found = await self.memory.get(memory_id)
-        if found is None or not scope_sees(scope, found):
-            raise NotFoundError(f"no memory with id {memory_id!r} in this scope")
-        return found
+            raise MissingScopeError("at least one of user_id, agent_id, run_id is required")
+        return await owned.memory(self.memory, memory_id, Owners.of_scope(**scope))
 
     async def add_memory(self, messages: str | list[Message], metadata: dict[str, Any] | None = None, infer: bool = True,
                          timestamp: When = None, idempotency_key: str | None = None, **scope: str | None) -> dict[str, Any]:
@@ -90,7 +98,7 @@ class Tools:
         return await self.memory.add(payload, **self._scope(scope), metadata=metadata, infer=infer, timestamp=timestamp,
                                      idempotency_key=idempotency_key)
 
-    async def search_memory(self, query: Text, limit: Annotated[int, Field(ge=1, le=100)] = 10,
+    async def search_memory(self, query: Text, limit: Limit = 10,
                             as_of: When = None, known_at: When = None, filters: dict[str, Any] | None = None,
                             **scope: str | None) -> SearchResult:
         """Find memories and knowledge-graph relations relevant to a query (no LLM call). as_of: what was true at
@@ -99,7 +107,7 @@ class Tools:
         return await self.memory.search(query, **self._scope(scope), limit=limit, as_of=as_of, known_at=known_at,
                                         filters=filters)
 
-    async def get_memories(self, include_invalidated: bool = False, limit: Annotated[int, Field(ge=1, le=1000)] = 100,
+    async def get_memories(self, include_invalidated: bool = False, limit: Limit = 100,
                            **scope: str | None) -> SearchResult:
         """List the scope's memories and current relations, oldest first; include_invalidated adds retired
         relations (history)."""
@@ -165,6 +173,7 @@ def bound(tools: Tools, name: str) -> Tool:
         try:
             with joined(headers, f"tools/call {name}", {"mcp.method.name": "tools/call", "gen_ai.tool.name": name,
                                                         "gen_ai.operation.name": "execute_tool"}, *tracing, only_to_join=True):
+                kwargs = checked(tools.models[name], kwargs.pop(RAW, kwargs))
                 tools.admit(headers, {k: kwargs.get(k) for k in SCOPE_KEYS})
                 result = await method(**kwargs)
             outcome = "ok"
@@ -209,17 +218,38 @@ def build_server(memory: AsyncMemory, scope: Scope | None, tenants: Tenants | No
 
     for name in TOOL_NAMES:
         server.add_tool(bound(tools, name), name=name, description=" ".join((getattr(Tools, name).__doc__ or "").split()))
-        _refuse_unknown_arguments(server, name)
+        tools.models[name] = strict_arguments(server, name)
     return server
 
 
-def _refuse_unknown_arguments(server: Any, name: str) -> None:
-    """The SDK ignores arguments a tool does not declare; graphmem refuses them (a typo must not pass)."""
+def strict_arguments(server: Any, name: str) -> type[BaseModel]:
+    """Arguments as the one rule of every door wants them: unknown ones refused (the SDK ignores them),
+    no coercion ("yes" is not a boolean, "10" not a number; the SDK's lax model and its JSON-in-a-string
+    pre-parsing would turn them into one), and a bad one refused as graphmem's InvalidInputError, like
+    every other refusal, not as the SDK's validation text. The SDK is left to pass the raw arguments
+    (under RAW); the tool validates them with the strict model returned here."""
+    from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
+
+    class RawArguments(FuncMetadata):
+        def validate_arguments(self, arguments_to_validate: dict[str, Any]) -> dict[str, Any]:
+            return {RAW: dict(arguments_to_validate)}
+
     tool = server._tool_manager.get_tool(name)
     model = tool.fn_metadata.arg_model
-    strict = type(model.__name__, (model,), {"model_config": ConfigDict(arbitrary_types_allowed=True, extra="forbid")})
-    tool.fn_metadata.arg_model = strict
+    config = ConfigDict(arbitrary_types_allowed=True, extra="forbid", strict=True)
+    tool.fn_metadata = RawArguments.model_construct(**{field: getattr(tool.fn_metadata, field) for field in FuncMetadata.model_fields})
     tool.parameters["additionalProperties"] = False
+    strict: type[BaseModel] = type(model.__name__, (model,), {"model_config": config})
+    return strict
+
+
+def checked(model: type[BaseModel], arguments: dict[str, Any]) -> dict[str, Any]:
+    """The arguments validated by ``model`` (strict), one level deep; InvalidInputError naming each bad one."""
+    try:
+        valid = model.model_validate(arguments)
+    except ValidationError as exc:
+        raise InvalidInputError(views.invalid_request(exc.errors())) from exc
+    return {field: getattr(valid, field) for field in type(valid).model_fields}
 
 
 def serve(config: dict[str, Any] | None, scope: Scope | None, *, http: bool, host: str, port: int,

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import re
 from typing import TYPE_CHECKING, Any
 
+from graphmem.schema import limits
 from graphmem.server.access import Tenants, key_of
 
 if TYPE_CHECKING:  # the ASGI types (starlette comes with the mcp extra)
-    from starlette.types import ASGIApp, Receive, Scope, Send
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 UNAUTHORIZED = "a valid API key is required (Authorization: Bearer <key>, or X-API-Key)"
 
@@ -39,11 +41,90 @@ class KeyGate:
 
 
 async def _refuse(send: Send) -> None:
-    body = json.dumps({"error": "Unauthorized", "detail": UNAUTHORIZED}).encode()
-    await send({"type": "http.response.start", "status": 401,
+    await _reply(send, 401, {"error": "Unauthorized", "detail": UNAUTHORIZED}, [(b"www-authenticate", b"Bearer")])
+
+
+async def _reply(send: Send, status: int, answer: dict[str, Any], headers: list[tuple[bytes, bytes]] | None = None) -> None:
+    body = json.dumps(answer).encode()
+    await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-                            (b"www-authenticate", b"Bearer")]})
+                            *(headers or [])]})
     await send({"type": "http.response.body", "body": body})
+
+
+class DepthGuard:
+    """ASGI middleware: a JSON-RPC message nested deeper than REQUEST_DEPTH (graphmem.schema.limits) is
+    answered by graphmem, before the SDK's parser (which recurses, and would answer a bare parse error):
+    a tool call gets the tool error every door gives, ``LimitExceededError: ...`` naming the depth
+    rules; any other request a JSON-RPC invalid-params error with that text."""
+
+    def __init__(self, app: ASGIApp, path: str = "/mcp") -> None:
+        self.app = app
+        self.path = path
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("method") != "POST" or not scope.get("path", "").startswith(self.path):
+            await self.app(scope, receive, send)
+            return
+        chunks, more = [], True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":
+                break
+            chunks.append(message.get("body", b""))
+            more = message.get("more_body", False)
+        body = b"".join(chunks)
+        refusal = limits.too_deep_request(body)
+        if refusal is not None:
+            await _reply(send, 200, _refused(body, f"{type(refusal).__name__}: {refusal}"))
+            return
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+
+def _refused(body: bytes, text: str) -> dict[str, Any]:
+    """The JSON-RPC answer to a request refused whole: its id, method and tool are read from the request
+    with everything deeper than its arguments left out (shallow), so no parser recursion is needed."""
+    try:
+        request = json.loads(shallow(body, 3))
+    except ValueError:
+        request = None
+    request = request if isinstance(request, dict) else {}
+    answer: dict[str, Any] = {"jsonrpc": "2.0", "id": request.get("id")}
+    if request.get("method") == "tools/call":
+        answer["result"] = {"content": [{"type": "text", "text": text}], "isError": True}
+    else:
+        answer["error"] = {"code": -32602, "message": text}
+    return answer
+
+
+_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
+
+
+def shallow(body: bytes, keep: int) -> bytes:
+    """``body`` (JSON) with every container deeper than ``keep`` levels replaced by null."""
+    out: list[bytes] = []
+    depth, start = 0, 0
+    for token in _TOKEN.finditer(body):
+        bracket = token.group()
+        if bracket in (b"{", b"["):
+            depth += 1
+            if depth == keep + 1:
+                out += [body[start:token.start()], b"null"]
+        elif bracket in (b"}", b"]"):
+            depth -= 1
+            if depth == keep:
+                start = token.end()
+    out.append(body[start:] if depth <= keep else b"")
+    return b"".join(out)
 
 
 def is_loopback(host: str) -> bool:
@@ -60,7 +141,7 @@ def run(server: Any, tenants: Tenants | None, host: str, port: int) -> None:
     """Serve ``server`` (an MCPServer) at http://host:port/mcp, behind the key gate when keys are given."""
     import uvicorn
 
-    app: Any = server.streamable_http_app(streamable_http_path="/mcp", host=host)
+    app: Any = DepthGuard(server.streamable_http_app(streamable_http_path="/mcp", host=host))
     if tenants is not None:
-        app = KeyGate(app, tenants)
+        app = KeyGate(app, tenants)  # outside: a request without a key is refused before its body is read
     uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)

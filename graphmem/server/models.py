@@ -1,23 +1,50 @@
-"""Request bodies of the REST routes (mem0's fields, plus graphmem's time travel); unknown fields
-are refused with a 422 naming them. Sizes (message length, messages per add, query length, ...) are
-not checked here: the core checks them (graphmem.schema.limits), so REST refuses what every other door
-refuses, with the same LimitExceededError (400); the schema shows them as maxLength / maxItems."""
+"""Request bodies and query parameter types of the REST routes (mem0's fields, plus graphmem's time
+travel). Types are strict: ``"yes"`` is not a boolean and ``"10"`` not a number in a JSON body; a
+query parameter (text by nature) is a boolean only as ``true`` / ``false`` and a number only as
+digits. Unknown fields are refused. Every refusal is an InvalidInputError (400, rest.py). Sizes and
+the result limit (message length, messages per add, query length, ``limit``, ...) and roles are the
+one table's (graphmem.schema.limits), checked by the core, so REST refuses what every door refuses
+with the same error; the schema shows them as maxLength / maxItems / maximum."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import re
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from graphmem.schema import limits
 
 
 class _Body(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+def _query_bool(value: Any) -> Any:
+    if isinstance(value, str):
+        if value not in ("true", "false"):
+            raise ValueError(f"must be true or false, got {value!r}")
+        return value == "true"
+    return value
+
+
+def _query_int(value: Any) -> Any:
+    if isinstance(value, str):
+        if not re.fullmatch(r"-?[0-9]{1,19}", value):
+            raise ValueError(f"must be a whole number, got {value!r}")
+        return int(value)
+    return value
+
+
+#: query parameters: text by nature, read without guessing (no "yes", "on", "1.0")
+QueryBool = Annotated[bool, BeforeValidator(_query_bool)]
+QueryInt = Annotated[int, BeforeValidator(_query_int)]
+#: the schema's view of ``limit``; the core checks it (graphmem.schema.arguments.check_limit)
+LIMIT_SCHEMA: dict[str, Any] = {"minimum": 1, "maximum": limits.RESULT_LIMIT}
 
 
 class Message(_Body):
-    role: Literal["user", "assistant", "system"]
+    role: limits.Role
     content: str = Field(json_schema_extra={"maxLength": limits.MESSAGE_CHARS})
 
 
@@ -55,7 +82,7 @@ class SearchRequest(_Body):
     agent_id: str | None = None
     run_id: str | None = None
     filters: dict[str, Any] | None = None
-    limit: int = Field(100, ge=1, le=1000)
+    limit: int = Field(100, json_schema_extra=LIMIT_SCHEMA)
     threshold: float | None = None
     as_of: str | None = Field(None, description="event time, ISO-8601: what was true then (default now)")
     known_at: str | None = Field(None, description="transaction time, ISO-8601: what graphmem believed then")

@@ -3,8 +3,9 @@
 Routes (mem0's, so mem0 REST clients work): POST /memories, GET /memories, GET/PUT/DELETE
 /memories/{id}, GET /memories/{id}/history, POST /search, DELETE /memories, POST /reset; and
 graphmem's GET /timeline, GET /graph and GET /provenance/{add_id}; GET /health. OpenAPI at /docs (Swagger UI from the package). Bodies are pydantic models that refuse
-unknown fields; every error is a JSON body {"detail": ...} with a 4xx status (5xx only when the
-LLM or the store failed, without a traceback). Keys: access.py.
+unknown fields and take strict types (models.py); every error, whatever layer refuses (graphmem, FastAPI's
+validation, routing, the key check), is a JSON body {"detail": str, "error": name} with a 4xx status (5xx
+only when the LLM or the store failed, without a traceback). Keys: access.py; by id: owned.py.
 """
 
 from __future__ import annotations
@@ -12,12 +13,14 @@ from __future__ import annotations
 import logging
 from typing import Annotated, Any
 
-from fastapi import FastAPI, Header, HTTPException, Query, Request
+from fastapi import FastAPI, Header, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from graphmem.aio import AsyncMemory
 from graphmem.errors import (
+    AccessDeniedError,
     EmbeddingError,
     GraphMemError,
     IdempotencyConflictError,
@@ -28,15 +31,15 @@ from graphmem.errors import (
     StoreUnavailableError,
 )
 from graphmem.results import MemoryResult, SearchResult
-from graphmem.server import manners
-from graphmem.server.access import Tenant, Tenants
+from graphmem.schema.arguments import check_limit
+from graphmem.server import manners, owned
+from graphmem.server.access import Tenants
 from graphmem.server.keys import Caller, allowed
 from graphmem.server.limits import BodyLimit
-from graphmem.server.models import MemoryCreate, MemoryUpdate, SearchRequest
+from graphmem.server.models import LIMIT_SCHEMA, MemoryCreate, MemoryUpdate, QueryBool, QueryInt, SearchRequest
 from graphmem.server.tracing import TraceRequests, fastapi_options
 from graphmem.server.ui import mount_inspector
-from graphmem.server.views import holding, neighbourhood, public_detail
-from graphmem.types import Owners
+from graphmem.server.views import HTTP_ERRORS, holding, invalid_request, neighbourhood, public_detail
 
 log = logging.getLogger(__name__)
 
@@ -74,32 +77,28 @@ def _memory_routes(app: FastAPI, memory: AsyncMemory) -> None:
 
     @app.get("/memories", summary="A scope's memories and relations", response_model=dict[str, Any])
     async def get_all(tenant: Caller, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
-                      include_invalidated: bool = False, limit: Annotated[int, Query(ge=1, le=10_000)] = 100) -> SearchResult:
+                      include_invalidated: QueryBool = False,
+                      limit: Annotated[QueryInt, Query(json_schema_extra=LIMIT_SCHEMA)] = 100) -> SearchResult:
         scope = allowed(tenant, user_id, agent_id, run_id)
         return await memory.get_all(**scope, include_invalidated=include_invalidated, limit=limit)
 
     @app.get("/memories/{memory_id}", summary="One memory by id", response_model=dict[str, Any])
     async def get_one(memory_id: str, tenant: Caller) -> MemoryResult:
-        return await _owned(memory, tenant, memory_id)
+        return await owned.memory(memory, memory_id, tenant.owners())
 
     @app.put("/memories/{memory_id}", summary="Replace a memory's text")
     async def update(memory_id: str, body: MemoryUpdate, tenant: Caller) -> dict[str, Any]:
-        await _owned(memory, tenant, memory_id)
+        await owned.memory(memory, memory_id, tenant.owners())
         return await memory.update(memory_id, body.new_text())
 
     @app.delete("/memories/{memory_id}", summary="Delete one memory")
     async def delete(memory_id: str, tenant: Caller) -> dict[str, Any]:
-        await _owned(memory, tenant, memory_id)
+        await owned.memory(memory, memory_id, tenant.owners())
         return await memory.delete(memory_id)
 
     @app.get("/memories/{memory_id}/history", summary="Every change of a memory")
     async def history(memory_id: str, tenant: Caller) -> list[dict[str, Any]]:
-        events = await memory.history(memory_id)
-        if not events:
-            raise HTTPException(404, f"no history for memory {memory_id!r}")
-        if not all(tenant.allows_user(e.get("user_id")) for e in events):  # as unknown: ids do not leak across tenants
-            raise HTTPException(404, f"no history for memory {memory_id!r}")
-        return events
+        return await owned.history(memory, memory_id, tenant.owners())  # another tenant's id: as an unknown one
 
     @app.delete("/memories", summary="Delete everything of a scope")
     async def delete_all(tenant: Caller, user_id: str | None = None, agent_id: str | None = None,
@@ -123,7 +122,7 @@ def _reset_route(app: FastAPI, memory: AsyncMemory) -> None:
     @app.post("/reset", summary="Delete everything of every scope (admin key)")
     async def reset(tenant: Caller) -> dict[str, str]:
         if not tenant.admin:
-            raise HTTPException(403, "/reset needs an admin key")
+            raise AccessDeniedError("/reset needs an admin key")
         await memory.reset()
         return {"message": "Memory reset successfully!"}
 
@@ -139,8 +138,10 @@ def _graph_routes(app: FastAPI, memory: AsyncMemory) -> None:
     @app.get("/graph", summary="A scope's relations, or one entity's neighbourhood at a time")
     async def graph(tenant: Caller, user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
                     entity: str | None = None, as_of: str | None = None, known_at: str | None = None,
-                    include_invalidated: bool = False, limit: Annotated[int, Query(ge=1, le=10_000)] = 100) -> dict[str, Any]:
+                    include_invalidated: QueryBool = False,
+                    limit: Annotated[QueryInt, Query(json_schema_extra=LIMIT_SCHEMA)] = 100) -> dict[str, Any]:
         scope = allowed(tenant, user_id, agent_id, run_id)
+        check_limit(limit)  # the table's bound, also where the store is read with its own
         if entity is not None:
             return neighbourhood(await memory.timeline(entity, **scope), as_of, known_at)
         if as_of is None and known_at is None:
@@ -157,20 +158,11 @@ def _graph_routes(app: FastAPI, memory: AsyncMemory) -> None:
         return await memory.provenance(add_id, **allowed(tenant, user_id, agent_id, run_id))
 
 
-async def _owned(memory: AsyncMemory, tenant: Tenant, memory_id: str) -> MemoryResult:
-    """The memory, if the key may touch it; another tenant's memory is "not found", exactly as an
-    unknown id (MCP does the same), so a key cannot probe which ids exist."""
-    owners = None if tenant.admin else Owners(tuple(tenant.users), tenant.user_prefixes)
-    found = await memory.get(memory_id, owners=owners)  # the store checks the owner before loading anything
-    if found is None or not tenant.allows_user(found.get("user_id")):
-        raise NotFoundError(f"no memory with id {memory_id!r}")
-    return found
-
-
 _STATUS: tuple[tuple[type[GraphMemError], int], ...] = (
     (IdempotencyConflictError, 422),  # the IETF Idempotency-Key draft's answer to a reused key with another payload
     (InvalidInputError, 400),
     (NotFoundError, 404),
+    (AccessDeniedError, 403),
     (LLMError, 502),
     (EmbeddingError, 502),
     (StoreUnavailableError, 503),
@@ -188,8 +180,13 @@ def _errors(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
-        problems = [{"loc": list(e.get("loc", ())), "msg": e.get("msg"), "type": e.get("type")} for e in exc.errors()]
-        return JSONResponse({"detail": problems, "error": "ValidationError"}, status_code=422)
+        # a refusal by FastAPI's own checks is answered as the core's refusals are: one shape on every layer
+        return JSONResponse({"detail": invalid_request(exc.errors()), "error": "InvalidInputError"}, status_code=400)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        return JSONResponse({"detail": exc.detail, "error": HTTP_ERRORS.get(exc.status_code, "HTTPError")},
+                            status_code=exc.status_code, headers=getattr(exc, "headers", None))
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, exc: Exception) -> JSONResponse:

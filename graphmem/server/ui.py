@@ -19,12 +19,14 @@ from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 
 from graphmem.aio import AsyncMemory
-from graphmem.errors import InvalidInputError, NotFoundError
+from graphmem.errors import InvalidInputError
 from graphmem.lifecycle.export import read_graph, to_graphml, to_json
+from graphmem.server import owned
 from graphmem.server.keys import Caller, allowed
+from graphmem.server.models import QueryBool
 from graphmem.stores.base import relation_visible
 from graphmem.stores.lifecycle import matches, name_pattern
-from graphmem.types import Entity, Relation, Scope, iso, parse_time, utcnow
+from graphmem.types import Entity, Owners, Relation, Scope, iso, parse_time, utcnow
 
 UI_DIR = Path(__file__).resolve().parent.parent / "ui"
 #: The page loads only its own files: no inline script, no other origin, never framed.
@@ -59,7 +61,7 @@ def _reads(app: FastAPI, memory: AsyncMemory) -> None:
                 "users": "every user" if tenant.admin else tenant.describe()}
 
     @app.get("/ui/api/memories", summary="Inspector: a user's memories, with mem0 metadata filters (JSON)")
-    async def memories(tenant: Caller, user_id: str | None = None, include_invalidated: bool = False,
+    async def memories(tenant: Caller, user_id: str | None = None, include_invalidated: QueryBool = False,
                        filters: str | None = None) -> JSONResponse:
         scope = allowed(tenant, user_id, None, None)
         found = await memory.get_all(**scope, include_invalidated=include_invalidated, limit=MAX_ROWS,
@@ -92,10 +94,7 @@ def _records(app: FastAPI, memory: AsyncMemory) -> None:
     async def history(tenant: Caller, memory_id: Annotated[str, Query(min_length=1, max_length=200)],
                       user_id: str | None = None) -> list[dict[str, Any]]:
         allowed(tenant, user_id, None, None)
-        events = await memory.history(memory_id)
-        if not events or any(e.get("user_id") != user_id for e in events):
-            raise NotFoundError(f"no history for memory {memory_id!r}")
-        return events
+        return await owned.history(memory, memory_id, Owners(users=(str(user_id),)))
 
     @app.get("/ui/api/provenance", summary="Inspector: what one add brought (why a relation version is believed)")
     async def provenance(tenant: Caller, add_id: Annotated[str, Query(min_length=1, max_length=200)],
@@ -118,9 +117,7 @@ def _corrections(app: FastAPI, memory: AsyncMemory) -> None:
     async def delete_memory(tenant: Caller, memory_id: Annotated[str, Query(min_length=1, max_length=200)],
                             user_id: str | None = None) -> dict[str, Any]:
         allowed(tenant, user_id, None, None)
-        found = await memory.get(memory_id)
-        if found is None or found.get("user_id") != user_id:
-            raise NotFoundError(f"no memory with id {memory_id!r}")
+        await owned.memory(memory, memory_id, Owners(users=(str(user_id),)))  # the page's user only, as an unknown id else
         return await memory.delete(memory_id)
 
     @app.delete("/ui/api/entity", summary="Inspector: forget an entity (node, relations, memories mentioning it)")

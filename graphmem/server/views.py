@@ -114,3 +114,17 @@ _SERVER_SIDE: tuple[tuple[type[GraphMemError], str], ...] = (
     (StoreUnavailableError, "the graph store cannot be reached"),
     (StoreError, "the graph store failed"),
 )
+
+
+#: the error name an HTTP refusal raised below graphmem (the key check, routing) answers with
+HTTP_ERRORS = {400: "InvalidInputError", 401: "Unauthorized", 403: "AccessDeniedError", 404: "NotFoundError",
+               405: "MethodNotAllowed", 413: "PayloadTooLarge"}
+
+
+def invalid_request(problems: Sequence[Any]) -> str:
+    """pydantic's validation problems as one sentence naming each field: ``"body.limit: ...; ..."``."""
+    said = []
+    for problem in problems:
+        where = ".".join(str(part) for part in problem.get("loc", ()))
+        said.append(f"{where}: {problem.get('msg')}" if where else str(problem.get("msg")))
+    return "; ".join(said) or "invalid request"

@@ -268,7 +268,7 @@ class EmbeddedStore(GraphStore):
         with self._lock:
             self._begin()
             row = self._graph.memories.rows.get(memory_id)
-            if row is None or (owners is not None and not owners.allow(row.get("user_id"))):
+            if row is None or (owners is not None and not owners.admits(row)):
                 return None
             return None if is_expired(row.get("expires_at")) else memory_item(row)
 

@@ -143,8 +143,7 @@ def search_memories(scope: Scope, query: MemoryQuery, plan: VectorPlan) -> State
 
 
 def get_memory(memory_id: str, owners: Owners | None = None) -> Statement:
-    wanted = None if owners is None else {"users": list(owners.users), "prefixes": list(owners.prefixes)}
-    return Statement("get_memory", {"id": memory_id, "owners": wanted})
+    return Statement("get_memory", {"id": memory_id, "owners": None if owners is None else owners.parameters()})
 
 
 def list_memories(scope: Scope, include_deleted: bool, limit: int | None, flt: Filter | None = None) -> Statement:
