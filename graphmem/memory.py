@@ -216,7 +216,7 @@ class Memory:
             return self._add_verbatim(scope, messages, metadata, reference_time, expiration_date, key, seal)
         parsed = for_extraction(parse_messages(messages, self.config.max_message_chars))
         if not parsed:
-            return {"results": [], "relations": []}
+            return self._add_nothing(scope, seal)
         # read-decide-write of one scope never interleaves; the lock and the log read are one round trip
         with self.store.locked_conversation(scope, self._add.log_limit) as conversation:
             if seal is not None and (first := seal.replay()) is not None:  # the same key committed while this one waited
@@ -227,7 +227,7 @@ class Memory:
                 outcome.write.idempotency_key = key
             if outcome.write is not None:
                 annotate_times(outcome.write.memories, reference_time)
-            result: Result = {"results": outcome.results(), "relations": outcome.relations()}
+            result: Result = {"add_id": outcome.add_id, "results": outcome.results(), "relations": outcome.relations()}
             if self.config.graph_store.ontology is not None:
                 result["off_ontology"] = outcome.off_ontology  # what the model returned outside the ontology, dropped
             if outcome.dropped_counts():
@@ -245,14 +245,24 @@ class Memory:
     ) -> Result:
         parsed = verbatim_messages(messages)
         if not parsed:
-            return {"results": [], "relations": []}
+            return self._add_nothing(scope, seal)
         vectors = self.embedder.embed([m.content for m in parsed])
         outcome = self._verbatim_outcome(scope, parsed, vectors, metadata, reference_time, expiration_date, key)
-        result: Result = {"results": outcome.results(), "relations": []}
+        result: Result = {"add_id": outcome.add_id, "results": outcome.results(), "relations": []}
         if seal is not None:
             outcome.write = seal.apply(outcome.write, scope, result)
         self._commit(outcome, seal.key if seal else None)
         self._retention.maybe_purge()  # logged, so the next infer=True add's summary covers these messages too
+        return result
+
+    def _add_nothing(self, scope: Scope, seal: Seal | None) -> Result:
+        """An add with no message to read has an id all the same; a keyed one keeps its answer, so a
+        retry answers that id (provenance of it is NotFoundError: it recorded nothing)."""
+        outcome = AddOutcome(add_id=new_id())
+        result: Result = {"add_id": outcome.add_id, "results": [], "relations": []}
+        if seal is not None:
+            outcome.write = seal.apply(None, scope, result)
+            self._commit(outcome, seal.key)
         return result
 
     def _verbatim_outcome(
@@ -290,8 +300,8 @@ class Memory:
         ``infer=True`` runs ``workers`` scopes at once, each scope's adds in order. A bad item is
         reported in ``failed`` and the others go on. ``progress`` is called with a BulkProgress after
         each batch (or add); setting ``stop`` ends the run after the running batch. Returns
-        {"added", "skipped", "failed": [{"index", "key", "error"}], "messages", "seen", "stopped"}.
-        See graphmem/ingest/bulk.py."""
+        {"added", "skipped", "failed": [{"index", "key", "error"}], "adds": [{"index", "key", "add_id"}] (the
+        committed items' add ids), "messages", "seen", "stopped"}. See graphmem/ingest/bulk.py."""
         adder = BulkAdder(self, infer, batch_size or self.config.bulk.batch_size, workers or self.config.bulk.workers, progress, stop)
         return adder.run(items)
 

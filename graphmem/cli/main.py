@@ -445,6 +445,8 @@ def _text(value: str) -> str:
 def _cmd_add(memory: Memory, ns: argparse.Namespace) -> int:
     message = {"role": ns.role, "content": _text(ns.message)}
     result = memory.add(message, timestamp=ns.timestamp, metadata=ns.metadata, infer=ns.infer, **_scope(ns))
+    if not ns.json:  # the id provenance, the Browser's provenance view and history rows know this add by
+        print(f"add {result['add_id']}")
     _print_relations(result, ns.json)
     return 0
 
