@@ -503,7 +503,8 @@ def _cmd_history(memory: Memory, ns: argparse.Namespace) -> int:
         print(json.dumps(events, indent=2, ensure_ascii=False))
         return 0
     for e in events:
-        print(f"{e['created_at']}  {e['event']:<6}  {e['old_memory'] or ''!s} -> {e['new_memory'] or ''!s}")
+        made_by = f"  (add {e['add_id']})" if e.get("add_id") else ""
+        print(f"{e['created_at']}  {e['event']:<6}  {e['old_memory'] or ''!s} -> {e['new_memory'] or ''!s}{made_by}")
     return 0
 
 
