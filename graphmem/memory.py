@@ -18,7 +18,7 @@ from graphmem.factory import build_embedder, build_llm, build_store
 from graphmem.ingest import checks, edits
 from graphmem.ingest.add import AddOutcome, AddPipeline, log_messages
 from graphmem.ingest.bulk import BulkAdder, ProgressCallback
-from graphmem.ingest.commit import commit_add
+from graphmem.ingest.commit import commit_add, nothing_added
 from graphmem.ingest.context import Summarizer
 from graphmem.ingest.idempotency import Seal, keyed, seal_for
 from graphmem.ingest.messages import for_extraction, parse_messages, verbatim_messages
@@ -216,7 +216,7 @@ class Memory:
             return self._add_verbatim(scope, messages, metadata, reference_time, expiration_date, key, seal)
         parsed = for_extraction(parse_messages(messages, self.config.max_message_chars))
         if not parsed:
-            return self._add_nothing(scope, seal)
+            return nothing_added(self.store, self.history_log, scope, seal)
         # read-decide-write of one scope never interleaves; the lock and the log read are one round trip
         with self.store.locked_conversation(scope, self._add.log_limit) as conversation:
             if seal is not None and (first := seal.replay()) is not None:  # the same key committed while this one waited
@@ -245,7 +245,7 @@ class Memory:
     ) -> Result:
         parsed = verbatim_messages(messages)
         if not parsed:
-            return self._add_nothing(scope, seal)
+            return nothing_added(self.store, self.history_log, scope, seal)
         vectors = self.embedder.embed([m.content for m in parsed])
         outcome = self._verbatim_outcome(scope, parsed, vectors, metadata, reference_time, expiration_date, key)
         result: Result = {"add_id": outcome.add_id, "results": outcome.results(), "relations": []}
@@ -253,16 +253,6 @@ class Memory:
             outcome.write = seal.apply(outcome.write, scope, result)
         self._commit(outcome, seal.key if seal else None)
         self._retention.maybe_purge()  # logged, so the next infer=True add's summary covers these messages too
-        return result
-
-    def _add_nothing(self, scope: Scope, seal: Seal | None) -> Result:
-        """An add with no message to read has an id all the same; a keyed one keeps its answer, so a
-        retry answers that id (provenance of it is NotFoundError: it recorded nothing)."""
-        outcome = AddOutcome(add_id=new_id())
-        result: Result = {"add_id": outcome.add_id, "results": [], "relations": []}
-        if seal is not None:
-            outcome.write = seal.apply(None, scope, result)
-            self._commit(outcome, seal.key)
         return result
 
     def _verbatim_outcome(
