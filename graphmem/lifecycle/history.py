@@ -66,6 +66,7 @@ _LATER_COLUMNS = (("add_id", "TEXT"), ("expires_at", "TEXT"))
 #: Indexes on those columns, made once they exist (``provenance(add_id)`` reads by add id).
 _LATER_INDEXES = "CREATE INDEX IF NOT EXISTS history_add_id ON history (add_id);"
 
+
 def sortable_time(value: datetime | None) -> str | None:
     """UTC with a fixed width (microseconds always written), so SQLite compares the text in time order."""
     return None if value is None else value.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
