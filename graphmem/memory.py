@@ -18,7 +18,7 @@ from graphmem.factory import build_embedder, build_llm, build_store
 from graphmem.ingest import checks, edits, overlap
 from graphmem.ingest.add import AddOutcome, AddPipeline, log_messages
 from graphmem.ingest.bulk import BulkAdder, ProgressCallback
-from graphmem.ingest.commit import commit_add
+from graphmem.ingest.commit import commit_add, nothing_added
 from graphmem.ingest.context import Summarizer
 from graphmem.ingest.idempotency import Seal, keyed, seal_for
 from graphmem.ingest.messages import for_extraction, parse_messages, verbatim_messages
@@ -218,7 +218,7 @@ class Memory:
             return self._add_verbatim(scope, messages, metadata, reference_time, expiration_date, key, seal)
         parsed = for_extraction(parse_messages(messages, self.config.max_message_chars))
         if not parsed:
-            return {"results": [], "relations": []}
+            return nothing_added(self.store, self.history_log, scope, seal)
         # read-decide-write of one scope never interleaves; the lock and the log read are one round trip
         with self.store.locked_conversation(scope, self._add.log_limit) as conversation:
             if seal is not None and (first := seal.replay()) is not None:  # the same key committed while this one waited
@@ -229,7 +229,7 @@ class Memory:
                 outcome.write.idempotency_key = key
             if outcome.write is not None:
                 annotate_times(outcome.write.memories, reference_time)
-            result: Result = {"results": outcome.results(), "relations": outcome.relations()}
+            result: Result = {"add_id": outcome.add_id, "results": outcome.results(), "relations": outcome.relations()}
             if self.config.graph_store.ontology is not None:
                 result["off_ontology"] = outcome.off_ontology  # what the model returned outside the ontology, dropped
             if outcome.dropped_counts():
@@ -247,10 +247,10 @@ class Memory:
     ) -> Result:
         parsed = verbatim_messages(messages)
         if not parsed:
-            return {"results": [], "relations": []}
+            return nothing_added(self.store, self.history_log, scope, seal)
         vectors = self.embedder.embed([m.content for m in parsed])
         outcome = self._verbatim_outcome(scope, parsed, vectors, metadata, reference_time, expiration_date, key)
-        result: Result = {"results": outcome.results(), "relations": []}
+        result: Result = {"add_id": outcome.add_id, "results": outcome.results(), "relations": []}
         if seal is not None:
             outcome.write = seal.apply(outcome.write, scope, result)
         self._commit(outcome, seal.key if seal else None)
@@ -292,8 +292,8 @@ class Memory:
         ``infer=True`` runs ``workers`` scopes at once, each scope's adds in order. A bad item is
         reported in ``failed`` and the others go on. ``progress`` is called with a BulkProgress after
         each batch (or add); setting ``stop`` ends the run after the running batch. Returns
-        {"added", "skipped", "failed": [{"index", "key", "error"}], "messages", "seen", "stopped"}.
-        See graphmem/ingest/bulk.py."""
+        {"added", "skipped", "failed": [{"index", "key", "error"}], "adds": [{"index", "key", "add_id"}] (the
+        committed items' add ids), "messages", "seen", "stopped"}. See graphmem/ingest/bulk.py."""
         adder = BulkAdder(self, infer, batch_size or self.config.bulk.batch_size, workers or self.config.bulk.workers, progress, stop)
         return adder.run(items)
 

@@ -97,9 +97,11 @@ class SearchResult(TypedDict):
 
 
 class AddResult(TypedDict):
-    """add: what it did to memories, and the relations it wrote, touched or invalidated, and what
-    it asked of the model and the embedder (graphmem.llm.usage)."""
+    """add: its id (``provenance(add_id)``, a relation's ``provenance``, the history rows it wrote),
+    what it did to memories, and the relations it wrote, touched or invalidated, and what it asked
+    of the model and the embedder (graphmem.llm.usage)."""
 
+    add_id: str
     results: list[AddedMemory]
     relations: list[RelationResult]
     usage: Usage
@@ -121,6 +123,7 @@ class HistoryRow(TypedDict):
     user_id: str | None
     agent_id: str | None
     run_id: str | None
+    add_id: str | None  # the add (or update, delete) that made the change: ``provenance(add_id)``; None: imported
 
 
 __all__ = ["MEMORY_EVENTS", "AddResult", "AddedMemory", "HistoryRow", "MemoryEvent", "MemoryResult", "RelationProvenance", "RelationResult",

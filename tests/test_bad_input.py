@@ -35,6 +35,7 @@ def test_missing_scope_names_the_arguments(memory, method):
 def test_empty_messages_make_no_llm_call(memory, server, uid, messages):
     result = memory.add(messages, user_id=uid)
     assert result.pop("usage")["llm_requests"] == 0
+    assert isinstance(result.pop("add_id"), str)  # an add with nothing to read has an id too (it names nothing)
     assert result == {"results": [], "relations": []}
     assert server.calls() == 0
 

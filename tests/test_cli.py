@@ -51,6 +51,20 @@ def test_add_search_get_all_timeline_history_delete(server, config, capsys):
     assert json.loads(out) == {"results": [], "relations": []}
 
 
+def test_add_prints_its_id_which_history_and_json_carry(server, config, capsys):
+    code, out, _ = run(capsys, "add", "call the bank", "--user", "ann", "--no-infer", "--config", config)
+    assert code == 0
+    add_id = out.splitlines()[0].removeprefix("add ")
+    assert out.startswith("add ") and len(add_id) >= 16
+    code, out, _ = run(capsys, "add", "water the plants", "--user", "ann", "--no-infer", "--json", "--config", config)
+    added = json.loads(out)
+    assert code == 0 and added["add_id"] not in (add_id, None)
+    code, out, _ = run(capsys, "history", added["results"][0]["id"], "--json", "--config", config)
+    assert [row["add_id"] for row in json.loads(out)] == [added["add_id"]]
+    code, out, _ = run(capsys, "history", added["results"][0]["id"], "--config", config)
+    assert f"(add {added['add_id']})" in out
+
+
 def test_errors_are_one_line_on_stderr(config, capsys):
     code, _, err = run(capsys, "get", "no-such-id", "--config", config)
     assert code == 1 and err.startswith("graphmem: error:") and "no-such-id" in err and "Traceback" not in err

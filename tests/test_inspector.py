@@ -312,9 +312,10 @@ def test_inspector_api_keeps_tenants_apart(world):
         assert theirs.json()["error"] == unknown.json()["error"] == "NotFoundError"
     # bob's add asked about in alice's scope answers exactly as an id nobody wrote
     (said,) = world["store"].conversation(Scope.of(user_id=bob), 10).messages
-    theirs, unknown = (api(world, "alice", "/ui/api/provenance", "GET", user_id=alice, add_id=i).json()
-                       for i in (said.add_id, str(uuid.uuid4())))
-    assert theirs == {**unknown, "add_id": said.add_id} and theirs["messages"] == theirs["memories"] == []
+    asked = {i: api(world, "alice", "/ui/api/provenance", "GET", user_id=alice, add_id=i) for i in (said.add_id, str(uuid.uuid4()))}
+    assert [r.status_code for r in asked.values()] == [404, 404]
+    theirs, unknown = (r.json() | {"detail": r.json()["detail"].replace(i, "ID")} for i, r in asked.items())
+    assert theirs == unknown and theirs["error"] == "NotFoundError"
     assert SECRET not in str(theirs)
     assert httpx.get(world["url"] + "/ui/api/session").status_code == 401
     assert api(world, "bob", "/ui/api/memories", user_id=bob).json()["results"][0]["memory"] == SECRET

@@ -62,6 +62,7 @@ async def _exercise(client: Client, llm: ScriptedLLMServer, scope: dict[str, str
     _script_add(llm)
     added = await _ok(client, "add_memory", {"messages": [{"role": "user", "content": "I have lived in Lisbon since 2020"}], **scope})
     assert [r["memory"] for r in added["results"]] == ["Lives in Lisbon"]
+    assert added["relations"][0]["provenance"] == {"added_by": [added["add_id"]], "retired_by": None}
     found = await _ok(client, "search_memory", {"query": "Lisbon", "limit": 5, **scope})
     assert found["results"][0]["memory"] == "Lives in Lisbon" and found["relations"][0]["destination"] == "Lisbon"
     past = await _ok(client, "search_memory", {"query": "Lisbon", "as_of": "2019-06-01", **scope})
@@ -73,7 +74,7 @@ async def _exercise(client: Client, llm: ScriptedLLMServer, scope: dict[str, str
     assert (await _ok(client, "update_memory", {"memory_id": mem_id, "text": "Lives in Porto", **scope}))["memory"] == "Lives in Porto"
     timeline = await _ok(client, "entity_timeline", {"entity": "Lisbon", **scope})
     assert [r["relationship"] for r in timeline["relations"]] == ["LIVES_IN"]
-    why = await _ok(client, "relation_provenance", {"add_id": timeline["relations"][0]["provenance"]["added_by"][0], **scope})
+    why = await _ok(client, "relation_provenance", {"add_id": added["add_id"], **scope})
     assert [m["content"] for m in why["messages"]] == ["I have lived in Lisbon since 2020"]
     assert [r["destination"] for r in why["relations"]["asserted"]] == ["Lisbon"]
     hood = await _ok(client, "entity_neighbourhood", {"entity": "me", **scope})
@@ -121,6 +122,13 @@ def test_http_server_with_scope_per_call(request, tmp_path, llm, store):
             bobs = kept["results"][0]["id"]
             assert "notfounderror" in (await _error(client, "get_memory", {"memory_id": bobs, "user_id": alice})).lower()
             assert "notfounderror" in (await _error(client, "delete_memory", {"memory_id": bobs, "user_id": alice})).lower()
+            # bob's add asked about in alice's scope: the same tool error as an id nobody wrote
+            unknown = uuid.uuid4().hex
+            theirs = await _error(client, "relation_provenance", {"add_id": kept["add_id"], "user_id": alice})
+            missing = await _error(client, "relation_provenance", {"add_id": unknown, "user_id": alice})
+            assert "NotFoundError: no add with id" in theirs and theirs == missing.replace(unknown, kept["add_id"])
+            why = await _ok(client, "relation_provenance", {"add_id": kept["add_id"], "user_id": bob})
+            assert [e["new_memory"] for e in why["memories"]] == ["bob's secret"]
             assert "user_id" in await _error(client, "search_memory", {"query": "secret"})  # no scope at all
             assert (await _ok(client, "get_memory", {"memory_id": bobs, "user_id": bob}))["memory"] == "bob's secret"
 

@@ -10,7 +10,7 @@ import pytest
 from conftest import TEST_DIMS
 from helpers import graph, make_memory, script
 
-from graphmem.errors import InvalidInputError
+from graphmem.errors import InvalidInputError, NotFoundError
 
 
 def _boston_then_denver(memory, server, uid):
@@ -27,8 +27,8 @@ def _boston_then_denver(memory, server, uid):
     return {r["destination"]: r for r in memory.get_all(user_id=uid, include_invalidated=True)["relations"]}
 
 
-def test_an_add_id_resolves_to_the_messages_memories_and_relations_it_brought(server, store, uid):
-    with make_memory(server, store, TEST_DIMS) as memory:
+def test_an_add_id_resolves_to_the_messages_memories_and_relations_it_brought(server, store, uid, tmp_path):
+    with make_memory(server, store, TEST_DIMS, history_db_path=str(tmp_path / "history.db")) as memory:
         versions = _boston_then_denver(memory, server, uid)
         boston = versions["Boston"]["provenance"]
         created = memory.provenance(boston["added_by"][0], user_id=uid)
@@ -43,22 +43,27 @@ def test_an_add_id_resolves_to_the_messages_memories_and_relations_it_brought(se
         assert moved["add_id"] == boston["retired_by"] == versions["Denver"]["provenance"]["added_by"][0]
 
 
-def test_another_scope_learns_nothing_of_an_add(server, store, uid):
-    with make_memory(server, store, TEST_DIMS) as memory:
+def test_another_scope_learns_nothing_of_an_add(server, store, uid, tmp_path):
+    with make_memory(server, store, TEST_DIMS, history_db_path=str(tmp_path / "history.db")) as memory:
         versions = _boston_then_denver(memory, server, uid)
         add_id = versions["Boston"]["provenance"]["added_by"][0]
-        empty = {"add_id": add_id, "messages": [], "messages_kept": False, "memories": [], "relations": {"asserted": [], "retired": []}}
-        assert memory.provenance(add_id, user_id=f"other-{uuid.uuid4().hex[:8]}") == empty  # as for an id nobody wrote
-        assert memory.provenance(add_id, agent_id=f"bot-{uuid.uuid4().hex[:8]}") == empty  # an agent without the user
         unknown = uuid.uuid4().hex
-        assert memory.provenance(unknown, user_id=uid) == {**empty, "add_id": unknown}
+        answers = []
+        for asked, scope in ((add_id, {"user_id": f"other-{uuid.uuid4().hex[:8]}"}),  # another user
+                             (add_id, {"agent_id": f"bot-{uuid.uuid4().hex[:8]}"}),  # an agent without the user
+                             (unknown, {"user_id": uid})):  # an id nobody wrote
+            with pytest.raises(NotFoundError) as caught:
+                memory.provenance(asked, **scope)
+            answers.append(str(caught.value).replace(asked, "ID"))
+        assert answers[0] == answers[1] == answers[2]  # one answer: nothing tells the id exists elsewhere
         for bad in ("", "   ", None, 42):
             with pytest.raises(InvalidInputError):
                 memory.provenance(bad, user_id=uid)
 
 
-def test_an_add_whose_messages_left_the_log_still_shows_its_memories_and_relations(server, store, uid):
-    with make_memory(server, store, TEST_DIMS, context={"max_messages": 1, "summary_every": 0}) as memory:
+def test_an_add_whose_messages_left_the_log_still_shows_its_memories_and_relations(server, store, uid, tmp_path):
+    with make_memory(server, store, TEST_DIMS, context={"max_messages": 1, "summary_every": 0},
+                     history_db_path=str(tmp_path / "history.db")) as memory:
         versions = _boston_then_denver(memory, server, uid)
         old = memory.provenance(versions["Boston"]["provenance"]["added_by"][0], user_id=uid)
         assert old["messages"] == [] and not old["messages_kept"]  # the log keeps the newest message only

@@ -142,6 +142,28 @@ def test_keys_are_bound_to_their_scopes(rest_embedded, llm):
     assert ALICE_KEY not in log and ADMIN_KEY not in log
 
 
+def test_an_add_answers_its_id_and_provenance_404s_alike_for_unknown_and_foreign_ids(rest, llm):
+    url, _ = rest
+    user, other = "acme:" + uuid.uuid4().hex[:8], "acme:" + uuid.uuid4().hex[:8]
+    llm.enqueue("extract_facts", {"facts": ["Drinks green tea"]})  # no graph: an add of memories only
+    with _client(url, ACME_KEY) as c:
+        added = c.post("/memories", json={"messages": [{"role": "user", "content": "I drink green tea"}], "user_id": user},
+                       headers={"Idempotency-Key": "tea-1"}).json()
+        add_id = added["add_id"]
+        again = c.post("/memories", json={"messages": [{"role": "user", "content": "I drink green tea"}], "user_id": user},
+                       headers={"Idempotency-Key": "tea-1"}).json()
+        assert again["add_id"] == add_id and again["results"] == added["results"]  # the retry's answer, nothing written
+        why = c.get(f"/provenance/{add_id}", params={"user_id": user})
+        assert why.status_code == 200 and [e["new_memory"] for e in why.json()["memories"]] == ["Drinks green tea"]
+        (row,) = c.get(f"/memories/{added['results'][0]['id']}/history").json()
+        assert row["add_id"] == add_id
+        unknown = uuid.uuid4().hex
+        theirs, missing = c.get(f"/provenance/{add_id}", params={"user_id": other}), c.get(f"/provenance/{unknown}", params={"user_id": user})
+        assert theirs.status_code == missing.status_code == 404
+        assert theirs.json()["error"] == "NotFoundError"
+        assert theirs.json() == {k: (v.replace(unknown, add_id) if isinstance(v, str) else v) for k, v in missing.json().items()}
+
+
 def test_bad_input_gets_json_4xx_and_writes_nothing(rest_embedded, llm):
     url, _ = rest_embedded
     user = "alice"

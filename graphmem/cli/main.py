@@ -455,6 +455,8 @@ def _text(value: str) -> str:
 def _cmd_add(memory: Memory, ns: argparse.Namespace) -> int:
     message = {"role": ns.role, "content": _text(ns.message)}
     result = memory.add(message, timestamp=ns.timestamp, metadata=ns.metadata, infer=ns.infer, **_scope(ns))
+    if not ns.json:  # the id provenance, the Browser's provenance view and history rows know this add by
+        print(f"add {result['add_id']}")
     _print_relations(result, ns.json)
     return 0
 
@@ -511,7 +513,8 @@ def _cmd_history(memory: Memory, ns: argparse.Namespace) -> int:
         print(json.dumps(events, indent=2, ensure_ascii=False))
         return 0
     for e in events:
-        print(f"{e['created_at']}  {e['event']:<6}  {e['old_memory'] or ''!s} -> {e['new_memory'] or ''!s}")
+        made_by = f"  (add {e['add_id']})" if e.get("add_id") else ""
+        print(f"{e['created_at']}  {e['event']:<6}  {e['old_memory'] or ''!s} -> {e['new_memory'] or ''!s}{made_by}")
     return 0
 
 

@@ -116,6 +116,8 @@ class AddOutcome:
         for rel in self.retired:
             row = dict(rel.to_dict())
             row.update(invalid_at=iso(invalid_by_id.get(rel.id)), expired_at=iso(self.write.at), event="INVALIDATE")
+            if rel.id in invalid_by_id:  # what the write records (the store sets retired_by), as a read shows it after
+                row["provenance"] = {"added_by": list(rel.provenance), "retired_by": self.write.add_id}
             out.append(row)
         return out
 
@@ -132,6 +134,10 @@ class AddOutcome:
         fact = bumped.fact if bumped is not None and bumped.fact is not None else rel.fact
         if fact is not None:
             row["fact"] = fact
+        # the store's rule: a bumped version gains this add's id once, a new one starts with it
+        added_by = [*bumped.provenance] if bumped is not None else []
+        row["provenance"] = {"added_by": added_by + ([self.write.add_id] if self.write.add_id not in added_by else []),
+                             "retired_by": None}
         row["event"] = "ADD"
         return row
 

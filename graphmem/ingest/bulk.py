@@ -92,6 +92,7 @@ class BulkAdder:
         self.stop = stop or threading.Event()
         self.counts = BulkProgress()
         self.failures: list[BulkFailure] = []
+        self.adds: list[tuple[int, str | None, str]] = []  # (index, key, add_id) of each committed add
         self._lock = threading.Lock()
         self._report_lock = threading.Lock()
 
@@ -106,6 +107,7 @@ class BulkAdder:
             "added": self.counts.added,
             "skipped": self.counts.skipped,
             "failed": [f.to_dict() for f in sorted(self.failures, key=lambda f: f.index)],  # lanes finish in any order
+            "adds": [{"index": i, "key": k, "add_id": a} for i, k, a in sorted(self.adds, key=lambda add: add[0])],
             "messages": self.counts.messages,
             "seen": self.counts.seen,
             "stopped": self.stop.is_set(),
@@ -195,20 +197,21 @@ class BulkAdder:
             if self.stop.is_set():
                 return
             try:
-                self.memory._add_checked(item.scope, item.messages, item.metadata, item.reference_time, True,
-                                         item.expiration_date, item.key)
+                done = self.memory._add_checked(item.scope, item.messages, item.metadata, item.reference_time, True,
+                                                item.expiration_date, item.key)
             except GraphMemError as exc:
                 self.fail(item.index, item.key, exc)
             else:
-                self.added(_message_count(item.messages))
+                self.added(_message_count(item.messages), item, done["add_id"])
             self.report()
 
     # -- accounting ------------------------------------------------------------------------------
 
-    def added(self, messages: int) -> None:
+    def added(self, messages: int, item: BulkItem, add_id: str) -> None:
         with self._lock:
             self.counts.added += 1
             self.counts.messages += messages
+            self.adds.append((item.index, item.key, add_id))
 
     def skip(self) -> None:
         with self._lock:

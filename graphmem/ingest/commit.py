@@ -13,13 +13,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from graphmem.errors import WriteOutcomeUnknown
 from graphmem.ingest.add import AddOutcome
+from graphmem.ingest.idempotency import Seal
 from graphmem.lifecycle.history import History, HistoryEvent, sortable_time
 from graphmem.retrieval.text import analyse_written
 from graphmem.stores.base import GraphStore
-from graphmem.types import Scope
+from graphmem.types import Scope, new_id
 
 
 def commit_add(store: GraphStore, history: History, outcome: AddOutcome, keep_messages: int, key: str | None = None) -> None:
@@ -37,6 +39,18 @@ def commit_add(store: GraphStore, history: History, outcome: AddOutcome, keep_me
     with audited(history, write.add_id, write.scope, events, key):
         store.write(write)
     analyse_written([write])
+
+
+def nothing_added(store: GraphStore, history: History, scope: Scope, seal: Seal | None) -> dict[str, Any]:
+    """The answer of an add with no message to read: an id all the same, and for a keyed add that
+    answer committed, so a retry answers the same id (``provenance`` of it is NotFoundError: the add
+    recorded nothing)."""
+    outcome = AddOutcome(add_id=new_id())
+    result: dict[str, Any] = {"add_id": outcome.add_id, "results": [], "relations": []}
+    if seal is not None:
+        outcome.write = seal.apply(None, scope, result)
+        commit_add(store, history, outcome, 0, seal.key)
+    return result
 
 
 @contextmanager

@@ -94,8 +94,8 @@ class Seal:
     def apply(self, write: GraphWrite | None, scope: Scope, result: Result) -> GraphWrite:
         """Put the key and the answer into the add's write (one is made for an add that writes
         nothing else, so its answer is kept too); returns the write."""
-        if write is None:
-            write = GraphWrite(add_id=new_id(), scope=scope, at=utcnow())
+        if write is None:  # under the add's own id, so provenance and history agree with its answer
+            write = GraphWrite(add_id=result.get("add_id") or new_id(), scope=scope, at=utcnow())
         write.idempotency_key = self.stored
         answer = {k: v for k, v in result.items() if k != "usage"}
         write.idempotency_outcome = json.dumps({"fingerprint": self.fingerprint, "result": answer}, ensure_ascii=False,

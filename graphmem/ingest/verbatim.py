@@ -39,7 +39,7 @@ class LaneOwner(Protocol):
 
     def report(self) -> None: ...
 
-    def added(self, messages: int) -> None: ...
+    def added(self, messages: int, item: BulkItem, add_id: str) -> None: ...
 
     def skip(self) -> None: ...
 
@@ -124,10 +124,10 @@ def write_batch(adder: LaneOwner, items: list[BulkItem]) -> None:
             except GraphMemError as exc:
                 _failed(adder, item, exc)
             else:
-                adder.added(len(item.parsed))
+                adder.added(len(item.parsed), item, outcome.add_id)
         return
-    for item in items:
-        adder.added(len(item.parsed))
+    for item, outcome in zip(items, outcomes, strict=True):
+        adder.added(len(item.parsed), item, outcome.add_id)
     memory._retention.maybe_purge()
 
 

@@ -60,6 +60,13 @@ CREATE INDEX IF NOT EXISTS history_pending ON history (committed) WHERE committe
 CREATE INDEX IF NOT EXISTS history_unknown ON history (committed) WHERE committed = 2;
 """
 
+#: Columns added after a history database may have been made (migrated on open, NULL in old rows):
+#: the add id of a row (provenance reads an add's rows by it), the expiry of retention.
+_LATER_COLUMNS = (("add_id", "TEXT"), ("expires_at", "TEXT"))
+#: Indexes on those columns, made once they exist (``provenance(add_id)`` reads by add id).
+_LATER_INDEXES = "CREATE INDEX IF NOT EXISTS history_add_id ON history (add_id);"
+
+
 def sortable_time(value: datetime | None) -> str | None:
     """UTC with a fixed width (microseconds always written), so SQLite compares the text in time order."""
     return None if value is None else value.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
@@ -77,6 +84,9 @@ log = logging.getLogger(__name__)
 LOCK_TIMEOUT = 5.0
 
 COLUMNS = ("id", "memory_id", "old_memory", "new_memory", "event", "created_at", "updated_at", "is_deleted", "actor_id", "role", "user_id", "agent_id", "run_id")
+#: What a read returns of a row: mem0's columns and the scope, then the id of the add (or update or
+#: delete) that made it (None for rows imported from mem0 or written before add ids were kept)
+SHOWN = (*COLUMNS, "add_id")
 
 
 @dataclass
@@ -108,8 +118,7 @@ class History:
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA secure_delete=ON")  # erased rows are overwritten, not left in free pages
             self._db.executescript(_SCHEMA)
-            if "expires_at" not in {row[1] for row in self._db.execute("PRAGMA table_info(history)")}:
-                self._db.execute("ALTER TABLE history ADD COLUMN expires_at TEXT")  # databases from before retention
+            _migrate(self._db)
             self._db.execute("BEGIN IMMEDIATE")  # proves the file is writable now, not at the first add
             self._db.execute("ROLLBACK")
         except sqlite3.OperationalError as exc:
@@ -279,11 +288,11 @@ class History:
         mine, args = _owners_where(owners)
         with self._using() as db:
             rows = db.execute(
-                f"SELECT {', '.join(COLUMNS)} FROM history WHERE memory_id = ? AND committed = 1 AND {mine} AND NOT EXISTS "
+                f"SELECT {', '.join(SHOWN)} FROM history WHERE memory_id = ? AND committed = 1 AND {mine} AND NOT EXISTS "
                 "(SELECT 1 FROM history AS e WHERE e.memory_id = history.memory_id AND e.expires_at <= ?) ORDER BY seq",
                 (memory_id, *args, sortable_time(utcnow())),
             ).fetchall()
-        return [dict(zip(COLUMNS, row, strict=False), is_deleted=bool(row[7])) for row in rows]
+        return [dict(zip(SHOWN, row, strict=True), is_deleted=bool(row[7])) for row in rows]
 
     def of_add(self, scope: Scope, add_id: str) -> list[dict[str, Any]]:
         """The memory events one add wrote in ``scope``'s partition (``Scope.key``: its user whatever
@@ -298,11 +307,11 @@ class History:
             where, values = "user_id IS NULL AND agent_id IS NULL AND run_id = ?", [scope.run_id or ""]
         with self._using() as db:
             rows = db.execute(
-                f"SELECT {', '.join(COLUMNS)} FROM history WHERE add_id = ? AND committed = 1 AND {where} AND NOT EXISTS "
+                f"SELECT {', '.join(SHOWN)} FROM history WHERE add_id = ? AND committed = 1 AND {where} AND NOT EXISTS "
                 "(SELECT 1 FROM history AS e WHERE e.memory_id = history.memory_id AND e.expires_at <= ?) ORDER BY seq",
                 (add_id, *values, sortable_time(utcnow())),
             ).fetchall()
-        return [dict(zip(COLUMNS, row, strict=False), is_deleted=bool(row[7])) for row in rows]
+        return [dict(zip(SHOWN, row, strict=True), is_deleted=bool(row[7])) for row in rows]
 
     # --- retention and erasure: rows go for good, the audit keeps only that it happened ----------
 
@@ -356,6 +365,16 @@ class History:
         self._retry_commits()  # what still fails is committed by the next start's repair
         with self._lock:
             self._db.close()
+
+
+def _migrate(db: sqlite3.Connection) -> None:
+    """Bring a history table made by an older graphmem up to date: the columns it lacks are added
+    (empty in its rows, which read as written by no known add), then their indexes."""
+    present = {row[1] for row in db.execute("PRAGMA table_info(history)")}
+    for column, kind in _LATER_COLUMNS:
+        if column not in present:
+            db.execute(f"ALTER TABLE history ADD COLUMN {column} {kind}")
+    db.executescript(_LATER_INDEXES)
 
 
 _SQLITE_FULL = 13  # SQLite's result code for "database or disk is full"

@@ -13,15 +13,17 @@ add's id too. ``explain`` resolves an add id, inside one scope, to:
   the first of those ids created the version); ``retired``, the versions it ended.
 
 Reads through the scope as every read does (the conversation log and memory history of the scope's
-partition, ``Scope.key``; the relation versions the store lists for the scope): an add id of
-another user (or none) gives empty lists, never an error that would tell the caller the id exists
-elsewhere.
+partition, ``Scope.key``; the relation versions the store lists for the scope). An add that left
+nothing in the scope (an id nobody wrote, another user's add, an add that recorded nothing) is one
+NotFoundError with one message: the answer never tells the caller an id exists elsewhere, and
+the reads are the same whichever it is.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from graphmem.errors import NotFoundError
 from graphmem.lifecycle.history import History
 from graphmem.stores.base import GraphStore
 from graphmem.types import Scope, iso
@@ -35,6 +37,8 @@ def explain(store: GraphStore, history: History, scope: Scope, add_id: str, log_
     asserted = [r for r in versions if add_id in r.provenance]
     retired = [r for r in versions if r.retired_by == add_id]
     memories = history.of_add(scope, add_id)
+    if not (said or memories or asserted or retired):
+        raise NotFoundError(f"no add with id {add_id!r} in this scope")
     return {
         "add_id": add_id,
         "messages": [{"role": m.role, "content": m.content, "timestamp": iso(m.timestamp), "seq": m.seq} for m in said],
