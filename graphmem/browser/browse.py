@@ -37,6 +37,7 @@ from graphmem.errors import (
     StoreUnavailableError,
 )
 from graphmem.lifecycle.export import attribute_properties, open_reader, read_graph
+from graphmem.schema.counts import counted
 from graphmem.schema.labels import TYPE_LABELS, type_label
 from graphmem.types import Relation, Scope, iso, parse_time
 
@@ -248,7 +249,7 @@ def browse(config: dict[str, Any] | MemoryConfig | None, scope: Scope, view: str
     finally:
         connection.close()
     url = browser_link(target, bound_statement(view, values))
-    out(f"{_named(scope)}: {summary['entities']} entities, {summary['current']} current relations "
+    out(f"{_named(scope)}: {counted(summary['entities'], 'entity')}, {counted(summary['current'], 'current relation')} "
         f"({summary['relations']} with invalidated ones)")
     out(f"view: {view}: {load_query(view).purpose}")
     return BrowseResult(url, target, summary["entities"], summary["relations"], summary["current"])
@@ -289,8 +290,8 @@ def _copy_into(connection: _Connection, graph: Any, out: Out, ontology: Any = No
     relations = [_relation_payload(r, scope) for r in graph.relations]
     row = connection.run("copy_scope", {"scope": scope.key, "entities": entities, "relations": relations}, write=True)[0]
     labelled = sum(1 for e in graph.entities if type_label(e.entity_type) or e.entity_type in labels)
-    out(f"copied {_named(scope)} from the embedded store: {row['entities']} entities ({labelled} with a styled type), "
-        f"{row['relations']} relations incl. invalidated ones (a display copy, replaced on the next browse)")
+    out(f"copied {_named(scope)} from the embedded store: {counted(row['entities'], 'entity')} ({labelled} with a styled type), "
+        f"{counted(row['relations'], 'relation')} incl. invalidated ones (a display copy, replaced on the next browse)")
 
 
 def _relation_payload(relation: Relation, scope: Scope) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from graphmem.errors import ConfigError
+from graphmem.schema.counts import counted
 
 DEFAULT_PORT = 8790
 
@@ -106,5 +107,5 @@ def run(ns: Any) -> int:
         pass
     finally:
         fake.stop()
-        print(f"graphmem fake-llm: stopped after {fake.calls()} chat requests", file=sys.stderr)
+        print(f"graphmem fake-llm: stopped after {counted(fake.calls(), 'chat request')}", file=sys.stderr)
     return 0
