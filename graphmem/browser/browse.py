@@ -229,9 +229,8 @@ def browse(config: dict[str, Any] | MemoryConfig | None, scope: Scope, view: str
         with open_reader(cfg) as source:
             where = f"the embedded store at {settings.path.expanduser()}"
             copy = read_graph(source, scope, include_invalidated=True)
-        if copy.is_empty:
-            raise NotFoundError(f"{_named(scope)} has no graph in {where}: nothing to show in Neo4j Browser. "
-                                f"Add memories first (graphmem add ... {_flags(scope)}).")
+        if not copy.entities:
+            raise _no_graph(scope, where, len(copy.memories))
         target = launcher_target(launcher, browser_url, f" (the config uses {where}; the scope's graph is copied there)", ports)
     out(f"Neo4j: {target.description}")
     connection = _Connection(target)
@@ -242,8 +241,7 @@ def browse(config: dict[str, Any] | MemoryConfig | None, scope: Scope, view: str
             _copy_into(connection, copy, out, cfg.graph_store.ontology)
         summary = connection.run("scope_summary", {"scope": scope.key})[0]
         if not summary["entities"]:
-            raise NotFoundError(f"{_named(scope)} has no graph in {target.description}: nothing to show in Neo4j "
-                                f"Browser. Add memories first (graphmem add ... {_flags(scope)}).")
+            raise _no_graph(scope, target.description, None if copy is None else len(copy.memories))
         _label_types(connection, scope, out, labels_for(cfg.graph_store.ontology))
         _caption_self(connection, scope, out)
     finally:
@@ -253,6 +251,18 @@ def browse(config: dict[str, Any] | MemoryConfig | None, scope: Scope, view: str
         f"({summary['relations']} with invalidated ones)")
     out(f"view: {view}: {load_query(view).purpose}")
     return BrowseResult(url, target, summary["entities"], summary["relations"], summary["current"])
+
+
+def _no_graph(scope: Scope, where: str, memories: int | None) -> NotFoundError:
+    """Nothing to draw: a scope without memories is told to add some; one with memories (stored
+    verbatim, or facts naming no entity) is told where a graph comes from. None: not counted."""
+    if memories == 0:
+        return NotFoundError(f"{_named(scope)} has no graph in {where}: nothing to show in Neo4j Browser. "
+                             f"Add memories first (graphmem add ... {_flags(scope)}).")
+    held = f"has {counted(memories, 'memory')} but" if memories else "has"
+    return NotFoundError(f"{_named(scope)} {held} no graph (entities and relations) in {where}: nothing to show in Neo4j "
+                         f"Browser. The graph comes from adds the model reads (graphmem add ... {_flags(scope)}, without "
+                         "--no-infer); memories stored verbatim have none (graphmem get-all lists them).")
 
 
 def _view_values(view: str, scope: Scope, extra: dict[str, Any]) -> dict[str, Any]:

@@ -125,10 +125,7 @@ def check_embedder(config: Any) -> tuple[bool, str]:
         started = time.perf_counter()
         dims = len(embedder.embed(["graphmem doctor"])[0])
     except GraphMemError as exc:
-        fix = ("no API key was sent: set OPENAI_API_KEY or embedder.config.api_key, or use an embedder that needs none "
-               "(graphmem init: the offline profile's hashing embedder)" if "api key" in str(exc).lower()
-               else "check embedder.config (graphmem init writes a working one)")
-        return False, f"embedder: FAILED: {_one_line(str(exc))}\n  fix: {fix}"
+        return False, f"embedder: FAILED: {' '.join(str(exc).split())}\n  fix: {_embedder_fix(str(exc))}"
     precision = getattr(embedder, "precision", "fp32")  # as Memory passes it to the store
     line = f"embedder: {embedder.name}, {dims} dimensions, {precision}, {(time.perf_counter() - started) * 1000:.0f} ms"
     ok, store_line = check_store(config.graph_store, dims, precision)
@@ -159,6 +156,17 @@ def check_store(store_config: Any, dims: int, precision: str = "fp32") -> tuple[
         return False, f"store: {where}: FAILED: {' '.join(str(exc).split())}\n  {_store_fix(exc, precision)}"
     return True, (f"store: {where} opens with {dims}-dimensional {precision} embeddings"
                   + ("" if embedded else " (fits the Neo4j vector indexes)"))
+
+
+def _embedder_fix(error: str) -> str:
+    text = error.lower()
+    if "api key" in text:
+        return ("no API key was sent: set OPENAI_API_KEY or embedder.config.api_key, or use an embedder that needs none "
+                "(graphmem init --profile offline --force: the hashing embedder)")
+    if "cannot download" in text:
+        return ("the model could not be downloaded (the error above says why): graphmem init --profile offline --force "
+                "needs nothing downloaded; embedder.config.model_dir takes a model folder you have")
+    return "check embedder.config: provider, model and its options (docs/configuration.md)"
 
 
 def _store_fix(exc: GraphMemError, precision: str) -> str:
