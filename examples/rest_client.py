@@ -1,6 +1,6 @@
 """The REST server with a tenant key: start `graphmem serve`, then talk to it with httpx.
 
-    pip install 'graphmem[server]'
+    pip install 'graphmem[server]' httpx    # the server, and httpx: the client this example talks with
     python examples/rest_client.py
 
 The keys file holds only the SHA-256 of each key and the users it may touch; a request names its

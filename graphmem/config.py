@@ -31,13 +31,13 @@ from pydantic import (
 
 from graphmem.compat import mem0_config as mem0_compat
 from graphmem.errors import ConfigError
+from graphmem.home import default_store_folder, graphmem_home
 from graphmem.observability import spans
 from graphmem.schema import limits
 from graphmem.schema.ontology import Ontology
 
 log = logging.getLogger(__name__)
 
-DEFAULT_HOME = Path(os.environ.get("GRAPHMEM_HOME", Path.home() / ".graphmem"))
 
 #: OpenAI-compatible servers; they differ only in their default base URL.
 LLM_PROVIDERS = {
@@ -121,7 +121,8 @@ class Neo4jSettings(_Model):
 
 
 class EmbeddedSettings(_Model):
-    path: Path = DEFAULT_HOME / "graph"
+    # a MemoryConfig fills the path in from its embedder when the config does not set it (home.py)
+    path: Path = Field(default_factory=lambda: graphmem_home() / "graph")
     #: read the last durable state without taking the folder's lock (another process may own it); writes fail
     read_only: bool = False
 
@@ -194,7 +195,7 @@ class MemoryConfig(_Model):
     llm: LLMConfig = Field(default_factory=LLMConfig)
     embedder: EmbedderConfig = Field(default_factory=EmbedderConfig)
     graph_store: GraphStoreConfig = Field(default_factory=GraphStoreConfig)
-    history_db_path: Path = DEFAULT_HOME / "history.db"
+    history_db_path: Path = Field(default_factory=lambda: graphmem_home() / "history.db")
     custom_fact_extraction_prompt: str | None = None
     custom_update_memory_prompt: str | None = None
     custom_invalidation_prompt: str | None = None
@@ -225,6 +226,13 @@ class MemoryConfig(_Model):
                 self.llm.config.base_url = self.base_url
             if self.embedder.provider == "openai" and not self.embedder.config.get("base_url"):
                 self.embedder.config["base_url"] = self.base_url
+        return self
+
+    @model_validator(mode="after")
+    def _store_follows_embedder(self) -> MemoryConfig:
+        # a store keeps the embedder it was built with: each embedder's default store is its own (home.py)
+        if self.graph_store.provider == "embedded" and "path" not in self.graph_store.config:
+            self.graph_store.config["path"] = str(default_store_folder(self.embedder.provider, self.embedder.config))
         return self
 
     @classmethod

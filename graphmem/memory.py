@@ -42,6 +42,7 @@ from graphmem.retrieval.rerank import Reranker
 from graphmem.retrieval.scale import on_scale
 from graphmem.retrieval.when import annotate_times, parse_query
 from graphmem.schema import arguments
+from graphmem.schema.counts import counted
 from graphmem.schema.filters import scope_and_filter
 from graphmem.schema.type_filters import TypeFilter
 from graphmem.stages.conversation import Message
@@ -486,7 +487,7 @@ class Memory:
         scope = Scope.of(user_id, agent_id, run_id)
         memories = len(self.store.list_memories(scope))  # counted first: the stores report entities only
         removed = self._reserve.freeing(partial(self.store.delete_all, scope))
-        return {"message": f"Deleted {memories} memories and {removed} entities (with their relations)",
+        return {"message": f"Deleted {counted(memories, 'memory')} and {counted(removed, 'entity')} (with their relations)",
                 "deleted_entities": removed, "deleted_memories": memories}
 
     # -- retention and erasure (retention.py) ----------------------------------------------------

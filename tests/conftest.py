@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -122,3 +123,26 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "neo4j_uri" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.neo4j)
+
+
+# --- files a test leaves for people to look at (screenshots), listed at the end of every run ------
+
+_artifacts: list[tuple[str, Path]] = []
+
+
+@pytest.fixture
+def report_artifact(request):
+    """``report_artifact(path)``: list ``path`` in the run's closing summary (pytest captures a test's
+    own prints, so CI's output would not show them when the test passes)."""
+
+    def report(path: Path) -> None:
+        _artifacts.append((request.node.nodeid, path))
+
+    return report
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if _artifacts:
+        terminalreporter.section("artifacts")
+        for nodeid, path in _artifacts:
+            terminalreporter.write_line(f"{nodeid}: screenshot saved to {path}")

@@ -601,7 +601,7 @@ def test_real_browser_shows_the_users_graph(chrome, neo4j_store, neo4j_uri, tmp_
     from selenium.webdriver.support.ui import WebDriverWait
 
     from graphmem import Memory
-    from graphmem.cli.demo import STORIES, U, story_handler
+    from graphmem.cli.demo import STORIES, story_handler
     from graphmem.testing import ScriptedLLMServer
 
     with GraphDatabase.driver(neo4j_uri) as driver:
@@ -632,8 +632,7 @@ def test_real_browser_shows_the_users_graph(chrome, neo4j_store, neo4j_uri, tmp_
     threading.Thread(target=style_server.serve_forever, daemon=True).start()
     try:
         with ScriptedLLMServer() as llm:
-            # the demo's scripted answers name its user "user_1" (U); ours has another id
-            stories = json.loads(json.dumps(STORIES).replace(json.dumps(U)[1:-1], json.dumps(user)[1:-1]))
+            stories = STORIES  # the demo's scripted answers say "I": they fit any user id
             llm.set_handler(story_handler(stories))
             config = {"llm": llm_config(llm), "history_db_path": str(tmp_path / "history.db")}
             from graphmem.stores.neo4j import Neo4jStore

@@ -141,3 +141,33 @@ def test_demo_runs_on_scripted_answers_and_says_so(capsys, monkeypatch):
     assert code == 0 and "SCRIPTED" in first
     assert "(Jesica) -[HAS_PET]-> (dog)" in out and "[invalidated" in out
     assert "LLM calls 0" in out.split("search(")[1]  # search makes no LLM call
+
+
+@pytest.mark.neo4j
+def test_demo_on_a_neo4j_of_other_dimensions_adapts_or_says_how_to_proceed(neo4j_uri, tmp_path, capsys, monkeypatch):
+    """A database keeps the embedding size it was made with (issue 46: the demo on a Neo4j first used
+    by the offline profile failed on 256 vs 384). The demo's own hashing embedder takes the database's
+    size; an embedder the config names of another size is refused with the ways on."""
+    from conftest import TEST_DIMS
+    from test_browser import neo4j_dims
+
+    from graphmem.stores.neo4j import Neo4jStore
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("GRAPHMEM_LLM_BASE_URL", raising=False)
+    store = Neo4jStore(url=neo4j_uri, embedding_dims=neo4j_dims(neo4j_uri))  # the schema exists from here on
+    store.setup()
+    store.close()
+    dims = neo4j_dims(neo4j_uri)
+    config = tmp_path / "other.json"
+    config.write_text(json.dumps({"embedder": {"provider": "hashing", "config": {"dims": dims + 8}}}))
+    code, out, err = run(capsys, "demo", "--store", "neo4j", "--neo4j-url", neo4j_uri, "--config", str(config))
+    assert code == 1 and f"has {dims} dimensions, but embedding_dims={dims + 8}" in err, err
+    assert f"The database at {neo4j_uri} holds {dims}-dimensional embeddings from another embedder" in err
+    assert "--neo4j-url bolt://HOST:PORT" in err and "graphmem demo --store embedded" in err
+    assert "scripted model" not in err  # the config names an embedder: the scripted run would keep it
+
+    code, out, _ = run(capsys, "demo", "--store", "neo4j", "--neo4j-url", neo4j_uri)
+    assert code == 0 and "(Jesica) -[HAS_PET]-> (dog)" in out, out
+    adapted = f"The Neo4j database holds {dims}-dimensional embeddings: the demo's hashing embedder makes {dims} too."
+    assert (adapted in out) == (dims != 384), (dims, TEST_DIMS)

@@ -251,6 +251,47 @@ def test_getting_started_shell_block_runs(tmp_path, model_server):
     assert model_server.requests == [] and model_server.embedding_calls == 0
 
 
+def _readme_shell_with_a_free_port(block: str, port: int) -> str:
+    """The README's shell block as written, but with the fake model on a free port (the README's 8790
+    may be taken on a shared machine) and the config pointing there."""
+    assert block.count("graphmem fake-llm ") == 1 and block.count("graphmem init ") == 1
+    return (block.replace("graphmem fake-llm ", f"graphmem fake-llm --port {port} ")
+            .replace("graphmem init ", f"graphmem init --llm-base-url http://127.0.0.1:{port}/v1 "))
+
+
+def test_readme_runs_top_to_bottom_in_one_home(tmp_path, model_server):
+    """Every Python and shell block of the README's quickstart, in order, in one fresh HOME and one
+    folder, as a newcomer follows it: each embedder's default store is its own, so the hashing
+    quickstart after Memory() (and the shell's offline profile after both) finds no store of another
+    embedder in its way (issue 46: the second block ended in "holds 1536-dimensional embeddings")."""
+    from servers import free_port
+
+    section = _section(README.read_text(encoding="utf-8"), "## Quickstart")
+    assert section is not None
+    blocks = re.findall(r"```(python|bash)\n(.*?)```", section, flags=re.S)
+    assert [lang for lang, _ in blocks] == ["python", "python", "bash"], [lang for lang, _ in blocks]
+    work = tmp_path / "project"
+    work.mkdir()
+    (work / "examples").symlink_to(ROOT / "examples")  # the shell block names examples/moves.json
+    env = _env(tmp_path, model_server)
+    for index, (lang, block) in enumerate(blocks):
+        if lang == "python":
+            (work / f"block{index}.py").write_text(block, encoding="utf-8")
+            command = [sys.executable, f"block{index}.py"]
+        else:
+            command = ["bash", "-euo", "pipefail", "-c", _readme_shell_with_a_free_port(block, free_port())]
+        done = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, f"README quickstart block {index} ({lang}) failed:\n{done.stdout}\n{done.stderr}"
+        if lang == "python":
+            assert done.stdout.splitlines() == _expected_output(block), index
+    lines = done.stdout.splitlines()
+    searched = lines[max(i for i, line in enumerate(lines) if line.startswith("INVALIDATE")) + 1 :]
+    assert searched and "Lives in Denver" in searched[0], done.stdout  # "first: Lives in Denver"
+    assert any(line.startswith("alice -[LIVES_IN]-> Denver") for line in searched), done.stdout
+    home = tmp_path / "home"
+    assert sorted(p.name for p in home.iterdir() if p.name.startswith("graph")) == ["graph", "graph-hashing-256"]
+
+
 def test_testing_page_fixture_example_passes(tmp_path):
     # the documented pytest example, run by pytest with the plugin the install registers
     blocks = re.findall(r"```python\n(.*?)```", (DOCS / "testing.md").read_text(encoding="utf-8"), flags=re.S)

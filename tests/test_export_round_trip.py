@@ -102,9 +102,9 @@ def test_cli_exports_a_user_with_only_memories_and_loads_it_as_another(tmp_path,
     assert main(["add", "I keep my passport in the blue drawer", "--user", "ann", "--no-infer", "--config", first]) == 0
     out = tmp_path / "ann.json"
     assert main(["export", "--user", "ann", "--format", "json", "--output", str(out), "--config", first]) == 0
-    assert "0 entities, 0 relations and 1 memories" in capsys.readouterr().err
+    assert "0 entities, 0 relations and 1 memory" in capsys.readouterr().err
     assert main(["load", str(out), "--as-user", "zoe", "--config", second]) == 0
-    assert "loaded 0 entities, 0 relations and 1 memories as 'zoe'" in capsys.readouterr().out
+    assert "loaded 0 entities, 0 relations and 1 memory as 'zoe'" in capsys.readouterr().out
     assert main(["search", "passport", "--user", "zoe", "--config", second]) == 0
     assert "blue drawer" in capsys.readouterr().out
     bad = tmp_path / "bad.json"

@@ -182,3 +182,32 @@ def test_a_bad_script_item_is_refused_with_its_place_and_reason(tmp_path):
     script.write_text(json.dumps([{"text": "I moved", "entities": [["Denver"]]}]))
     with pytest.raises(ConfigError, match=r"answers.json\[0\]\.entities\[0\]: .*\[name, type\]"):
         load_script(script)
+
+
+@pytest.mark.parametrize("user", ["alice", "user_1"])
+def test_demo_stories_retire_badminton_for_any_user(fake_model, tmp_path, user):
+    """`graphmem fake-llm --demo-stories` answers for whoever speaks: the scripted retirement says "I"
+    (it named the demo's own user id, so another user's badminton was never retired: issue 46)."""
+    from graphmem.cli.demo import STORIES
+    from graphmem.testing.command import answer_demo_stories
+
+    answer_demo_stories(fake_model)
+    with _memory(fake_model, tmp_path) as memory:
+        for text, _ in STORIES["badminton"]:
+            memory.add(text, user_id=user)
+        relations = memory.get_all(user_id=user, include_invalidated=True)["relations"]
+        assert [(r["relationship"], r["invalid_at"] is not None) for r in relations] == [("LOVES_PLAYING", True)]
+        assert memory.get_all(user_id=user)["relations"] == []
+
+
+@pytest.mark.parametrize("mode", ["staged", "single_pass"])
+def test_a_relation_to_the_users_own_name_is_dropped_saying_which_and_why(fake_model, tmp_path, mode, caplog):
+    """For user id "alice", ("I", "has_name", "Alice") joins the user's node to itself: dropped, and the
+    warning names the relation and the reason, not only {'relations': 1}."""
+    fake_model.when("My name is Alice", facts=["Name is Alice"], entities=[("I", "person"), ("Alice", "person")],
+                    relations=[("I", "has_name", "Alice")])
+    with _memory(fake_model, tmp_path, add_mode=mode) as memory, caplog.at_level("WARNING", logger="graphmem"):
+        added = memory.add("My name is Alice", user_id="alice")
+    assert added["relations"] == [] and added["dropped"] == {"relations": 1}
+    warning = next(r.getMessage() for r in caplog.records if "dropped" in r.getMessage())
+    assert "relation ('I', 'has_name', 'Alice'): both ends are the user 'alice'" in warning, warning

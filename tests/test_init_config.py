@@ -38,8 +38,10 @@ def test_every_profile_is_commented_json_that_loads(profile, tmp_path):
     expected = {"offline": ("openai_compatible", "hashing"), "download": ("openai_compatible", "onnx"), "openai": ("openai", "openai"),
                 "ollama": ("ollama", "openai")}[profile]
     assert (config.llm.provider, config.embedder.provider) == expected
-    folder = tmp_path / "graph" if profile == "offline" else tmp_path / profile / "graph"  # one folder per embedder
-    assert config.graph_store.config == {"path": str(folder)}
+    # one folder per embedder, the one an unset path defaults to for that embedder (home.py)
+    folder = {"offline": "graph-hashing-256", "download": "graph-onnx-bge-small-en-v1.5-int8", "openai": "graph",
+              "ollama": "graph-openai-nomic-embed-text-768"}[profile]
+    assert config.graph_store.config == {"path": str(tmp_path / folder)}
     if profile == "download":
         assert config.embedder.config == {"model": "BAAI/bge-small-en-v1.5", "precision": "int8"}  # the recommended model
 

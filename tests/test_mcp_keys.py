@@ -98,7 +98,7 @@ def test_per_call_scopes_over_http_with_keys(tmp_path, llm):
             asyncio.run(_list_tools(url, {"Authorization": "Bearer wrong"}))
         assert httpx.get(f"http://127.0.0.1:{port}/health").status_code == 200  # no key needed
     log = (tmp_path / "mcp.log").read_text(errors="replace")
-    assert "3 key(s)" in log and ANN_KEY not in log and "wrong" not in log
+    assert "3 keys" in log and ANN_KEY not in log and "wrong" not in log
     assert "tool get_memories AccessDeniedError" in log
 
 

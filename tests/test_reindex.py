@@ -43,10 +43,10 @@ def test_reindex_fills_every_version_once_and_search_finds_them_by_meaning(store
     report = reindex(store, embedder, [scope], batch=1)
     assert (report.relations, report.facts, report.embedding_requests) == (2, 2, 2)
     facts = {r.destination: r.fact for r in store.get_all(scope, include_invalidated=True)}
-    assert facts == {"Boston": "I myself lives in Boston (city) (since 1 March 2023)", "Denver": "I myself lives in Denver (city)"}
+    assert facts == {"Boston": "I myself live in Boston (city) (since 1 March 2023)", "Denver": "I myself live in Denver (city)"}
     # the embedding is of the fact as a question words it: the other end of the user's own relation
     # by its type (schema.facts.fact_meaning), the time kept
-    (vec,) = embedder.embed(["I myself lives in city (since 1 March 2023)"])
+    (vec,) = embedder.embed(["I myself live in city (since 1 March 2023)"])
     (hit,) = store.search_graph(scope, GraphQuery(vec, "", [], top_k=0, include_invalidated=True, fact_top_k=1))
     assert hit.destination == "Boston" and hit.scores["vector"] == pytest.approx(1.0, abs=1e-3)
     assert reindex(store, embedder, [scope]).facts == 0  # nothing missing any more
@@ -62,8 +62,8 @@ def test_an_export_carries_facts_and_provenance_and_a_load_embeds_them(store: Gr
     target = Scope.of(user_id=f"copy-{uuid.uuid4().hex[:8]}")
     doc = json.loads(to_json(read_graph(store, scope, include_invalidated=True)))
     assert {r["destination"]: (r["fact"], r["provenance"], r["retired_by"]) for r in doc["relations"]} == {
-        "Boston": ("I myself lives in Boston (city) (since 1 March 2023)", ["add-1"], "add-2"),
-        "Denver": ("I myself lives in Denver (city)", ["add-2"], None),
+        "Boston": ("I myself live in Boston (city) (since 1 March 2023)", ["add-1"], "add-2"),
+        "Denver": ("I myself live in Denver (city)", ["add-2"], None),
     }
     for r in doc["relations"]:  # an export made before facts
         del r["fact"]
@@ -73,9 +73,9 @@ def test_an_export_carries_facts_and_provenance_and_a_load_embeds_them(store: Gr
         load_graph(memory, retarget(read_export(path), target))
         copied = {r.destination: r for r in memory.store.get_all(target, include_invalidated=True)}
         who = target.self_name
-        assert copied["Boston"].fact == "I myself lives in Boston (city) (since 1 March 2023)"
+        assert copied["Boston"].fact == "I myself live in Boston (city) (since 1 March 2023)"
         assert copied["Boston"].provenance == ["add-1"] and copied["Boston"].retired_by == "add-2"
-        (vec,) = HashingEmbedder(dims=TEST_DIMS).embed(["I myself lives in city"])  # Denver's fact_meaning
+        (vec,) = HashingEmbedder(dims=TEST_DIMS).embed(["I myself live in city"])  # Denver's fact_meaning
         assert [r.destination for r in store.search_graph(target, GraphQuery(vec, "", [], top_k=0, fact_top_k=1))] == ["Denver"]
         memory.delete_all(user_id=who)
 
@@ -107,7 +107,7 @@ def test_facts_in_an_earlier_wording_stay_until_reindex_all_writes_them_in_the_f
     assert {r.fact for r in store.get_all(scope, include_invalidated=True)} == set(named)
     assert reindex(store, embedder, [scope], everything=True).facts == 2
     facts = {r.destination: r.fact for r in store.get_all(scope, include_invalidated=True)}
-    assert facts == {"Boston": "I myself lives in Boston (city) (since 1 March 2023)", "Denver": "I myself lives in Denver (city)"}
-    (vec,) = embedder.embed(["I myself lives in city"])  # the embedding is rewritten with the text (its fact_meaning)
+    assert facts == {"Boston": "I myself live in Boston (city) (since 1 March 2023)", "Denver": "I myself live in Denver (city)"}
+    (vec,) = embedder.embed(["I myself live in city"])  # the embedding is rewritten with the text (its fact_meaning)
     (hit,) = store.search_graph(scope, GraphQuery(vec, "", [], top_k=0, fact_top_k=1))
     assert hit.destination == "Denver" and hit.scores["vector"] == pytest.approx(1.0, abs=1e-3)

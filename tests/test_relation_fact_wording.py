@@ -12,16 +12,16 @@ JUNE = datetime(2024, 6, 1, tzinfo=UTC)
 
 
 def test_the_issue_example_reads_as_a_sentence_with_types() -> None:
-    assert relation_fact("alice", "person", "HAS_PET", "Rex", "dog", self_name="alice") == "I myself has pet Rex (dog)"
+    assert relation_fact("alice", "person", "HAS_PET", "Rex", "dog", self_name="alice") == "I myself have pet Rex (dog)"
     assert relation_fact("Ana", "person", "LIVES_IN", "Porto", "city") == "Ana (person) lives in Porto (city)"
 
 
 def test_the_users_own_node_is_written_in_the_first_person() -> None:
     # the user's name, in any case, and the self-references a model may leave: "I myself" as the source, "me" as the destination
-    assert relation_fact("I", "person", "LIKES", "tea", "drink", self_name="alice") == "I myself likes tea (drink)"
-    assert relation_fact("Alice", "person", "KNOWS", "me", "person", self_name="alice") == "I myself knows me"
+    assert relation_fact("I", "person", "LIKES", "tea", "drink", self_name="alice") == "I myself like tea (drink)"
+    assert relation_fact("Alice", "person", "KNOWS", "me", "person", self_name="alice") == "I myself know me"
     assert relation_fact("Ana", "person", "SISTER_OF", "alice", "person", self_name="alice") == "Ana (person) sister of me"
-    assert relation_fact("the user", None, "WORKS_AT", "Acme", "company", self_name="alice") == "I myself works at Acme (company)"
+    assert relation_fact("the user", None, "WORKS_AT", "Acme", "company", self_name="alice") == "I myself work at Acme (company)"
     # another person of the same first name stays who they are; without a user known, nothing is rewritten
     assert relation_fact("Alice Smith", "person", "KNOWS", "Bob", "person", self_name="alice") == "Alice Smith (person) knows Bob (person)"
     assert relation_fact("I", "person", "LIKES", "tea", "drink") == "I (person) likes tea (drink)"
@@ -30,7 +30,7 @@ def test_the_users_own_node_is_written_in_the_first_person() -> None:
 def test_a_fact_of_the_user_is_the_same_whatever_the_users_name() -> None:
     # the name told a first-person question nothing: every user's "has pet Rex" now reads (and embeds) alike
     facts = {relation_fact(name, "person", "HAS_PET", "Rex", "dog", self_name=name) for name in ("alice", "u-3f2a9c", "Dr. Bo Li")}
-    assert facts == {"I myself has pet Rex (dog)"}
+    assert facts == {"I myself have pet Rex (dog)"}
 
 
 def test_generic_or_repeated_types_are_left_out() -> None:
@@ -60,12 +60,26 @@ def test_the_users_own_relations_are_embedded_without_the_other_ends_name() -> N
     from graphmem.schema.facts import fact_meaning
 
     # the other end by its type: what a question about it says ("do I have a dog?", "who is my sister?")
-    assert fact_meaning("alice", "person", "HAS_PET", "Rex", "dog", self_name="alice") == "I myself has pet dog"
+    assert fact_meaning("alice", "person", "HAS_PET", "Rex", "dog", self_name="alice") == "I myself have pet dog"
     assert fact_meaning("Ana", "person", "SISTER_OF", "alice", "person", self_name="alice") == "person sister of me"
-    assert fact_meaning("I", None, "LIVES_IN", "Porto", "City", valid_at=MAY, self_name="alice") == "I myself lives in city (since 8 May 2023)"
+    assert fact_meaning("I", None, "LIVES_IN", "Porto", "City", valid_at=MAY, self_name="alice") == "I myself live in city (since 8 May 2023)"
     # no informative type: the name is all there is, kept; other relations and a user unknown: the fact as it reads
-    assert fact_meaning("alice", "person", "LIKES", "pizza", None, self_name="alice") == "I myself likes pizza"
-    assert fact_meaning("alice", "person", "OWNS", "laptop", "laptop", self_name="alice") == "I myself owns laptop"
+    assert fact_meaning("alice", "person", "LIKES", "pizza", None, self_name="alice") == "I myself like pizza"
+    assert fact_meaning("alice", "person", "OWNS", "laptop", "laptop", self_name="alice") == "I myself own laptop"
     assert fact_meaning("Ana", "person", "LIVES_IN", "Porto", "city", self_name="alice") == "Ana (person) lives in Porto (city)"
-    assert fact_meaning("alice", "person", "KNOWS", "me", "person", self_name="alice") == "I myself knows me"
+    assert fact_meaning("alice", "person", "KNOWS", "me", "person", self_name="alice") == "I myself know me"
     assert fact_meaning("alice", "person", "HAS_PET", "Rex", "dog") == "alice (person) has pet Rex (dog)"
+
+
+def test_the_first_person_takes_a_first_person_verb() -> None:
+    # issue 46: the facts read "I myself lives in Denver (city)"
+    from graphmem.schema.facts import first_person
+
+    assert relation_fact("alice", "person", "LIVES_IN", "Denver", "city", self_name="alice") == "I myself live in Denver (city)"
+    assert relation_fact("I", "person", "IS_ALLERGIC_TO", "peanuts", "food", self_name="alice") == "I myself am allergic to peanuts (food)"
+    assert relation_fact("I", None, "HAS_NAME", "Desmond", "person", self_name="d") == "I myself have name Desmond (person)"
+    assert [first_person(w) for w in ("studies at", "watches", "misses", "goes to", "loves playing", "sister of", "married to",
+                                      "was born in", "boss of")] == [
+        "study at", "watch", "miss", "go to", "love playing", "sister of", "married to", "was born in", "boss of"]
+    # another subject keeps the third person
+    assert relation_fact("Ana", "person", "LIVES_IN", "Porto", "city", self_name="alice") == "Ana (person) lives in Porto (city)"

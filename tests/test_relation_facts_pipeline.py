@@ -21,11 +21,11 @@ def test_an_add_writes_each_relation_with_its_fact_in_its_one_embedding_request(
     added = memory.add("I have a dog called Rex", user_id=uid)
     usage = added["usage"]
     (rel,) = memory.get_all(user_id=uid)["relations"]
-    assert rel["fact"] == "I myself has pet Rex (dog)" and added["relations"][0]["fact"] == rel["fact"]
+    assert rel["fact"] == "I myself have pet Rex (dog)" and added["relations"][0]["fact"] == rel["fact"]
     requests = usage["embedding_requests"]
     assert requests == (1 if memory.config.add_mode == "staged" else 2)  # single_pass embeds the messages first
     # what is embedded is the fact as a question words it: the dog by its type (schema.facts.fact_meaning)
-    meaning = "I myself has pet dog"
+    meaning = "I myself have pet dog"
     found = memory.search(meaning, user_id=uid)["relations"]
     # the fact's cosine (1: the question is the embedded text) less its hubness (retrieval.hubness)
     fact, centre = memory.embedder.embed([meaning])[0], query_vectors(memory.embedder, "")[1]
@@ -38,7 +38,7 @@ def test_a_stated_time_is_part_of_the_fact(memory, server, uid):
     script(server, graph([("Porto", "city")], [("I", "lives_in", "Porto", "2019-03-01T00:00:00Z")]))
     memory.add("I have lived in Porto since March 2019", user_id=uid)
     (rel,) = memory.get_all(user_id=uid)["relations"]
-    assert rel["fact"] == "I myself lives in Porto (city) (since 1 March 2019)"
+    assert rel["fact"] == "I myself live in Porto (city) (since 1 March 2019)"
 
 
 def test_provenance_names_the_add_that_created_and_the_one_that_retired(memory, server, uid):
@@ -64,8 +64,8 @@ def test_forgetting_an_entity_takes_its_relations_and_every_fact_naming_it(memor
     scope = memory.store.scopes()
     assert any(s.user_id == uid for s in scope)
     facts = {r["fact"] for r in memory.get_all(user_id=uid)["relations"]}
-    assert facts == {"I myself has sister Ana (person)", "Ana (person) lives in Porto (city)", "I myself has pet Rex (dog)"}
+    assert facts == {"I myself have sister Ana (person)", "Ana (person) lives in Porto (city)", "I myself have pet Rex (dog)"}
     memory.forget_entity("Ana", user_id=uid)
-    assert {r["fact"] for r in memory.get_all(user_id=uid, include_invalidated=True)["relations"]} == {"I myself has pet Rex (dog)"}
-    for fact in facts - {"I myself has pet Rex (dog)"}:  # no search reaches an erased fact, by meaning or otherwise
+    assert {r["fact"] for r in memory.get_all(user_id=uid, include_invalidated=True)["relations"]} == {"I myself have pet Rex (dog)"}
+    for fact in facts - {"I myself have pet Rex (dog)"}:  # no search reaches an erased fact, by meaning or otherwise
         assert all("Ana" not in (r.get("fact") or "") for r in memory.search(fact, user_id=uid)["relations"])

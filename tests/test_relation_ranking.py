@@ -104,7 +104,7 @@ def test_do_i_have_a_dog_finds_the_pet_among_the_users_many_relations(server, st
         memory.add("Catching up on my people, my dog Rex and my town.", user_id=user)
         found = memory.search("do I have a dog?", user_id=user, limit=3)["relations"]
         assert found[0]["destination"] == "Rex", found
-        assert found[0]["fact"] == "I myself has pet Rex (dog)"
+        assert found[0]["fact"] == "I myself have pet Rex (dog)"
         assert found[0]["scores"]["vector"] > max(r["scores"]["vector"] for r in found[1:])
         home = memory.search("what place do I call home?", user_id=user, limit=3)["relations"]
         assert home[0]["destination"] == "Porto", home
@@ -145,7 +145,7 @@ def test_first_person_questions_find_the_users_own_relation_by_meaning_and_by_th
         memory.add("My sister Mei, her life in Leeds, my cat Shadow, Porto and my job.", user_id=user)
         top = memory.search("who is Mei to me?", user_id=user, limit=3)["relations"]
         assert (top[0]["relationship"], top[0]["destination"]) == ("HAS_SISTER", "Mei"), top
-        assert top[0]["fact"] == "I myself has sister Mei (person)"  # what the user reads keeps the name
+        assert top[0]["fact"] == "I myself have sister Mei (person)"  # what the user reads keeps the name
         pet = memory.search("what animal lives with me?", user_id=user, limit=1)["relations"]
         assert pet[0]["destination"] == "Shadow", pet
     finally:

@@ -37,6 +37,7 @@ from graphmem.errors import (
     StoreUnavailableError,
 )
 from graphmem.lifecycle.export import attribute_properties, open_reader, read_graph
+from graphmem.schema.counts import counted
 from graphmem.schema.labels import TYPE_LABELS, type_label
 from graphmem.types import Relation, Scope, iso, parse_time
 
@@ -228,9 +229,8 @@ def browse(config: dict[str, Any] | MemoryConfig | None, scope: Scope, view: str
         with open_reader(cfg) as source:
             where = f"the embedded store at {settings.path.expanduser()}"
             copy = read_graph(source, scope, include_invalidated=True)
-        if copy.is_empty:
-            raise NotFoundError(f"{_named(scope)} has no graph in {where}: nothing to show in Neo4j Browser. "
-                                f"Add memories first (graphmem add ... {_flags(scope)}).")
+        if not copy.entities:
+            raise _no_graph(scope, where, len(copy.memories))
         target = launcher_target(launcher, browser_url, f" (the config uses {where}; the scope's graph is copied there)", ports)
     out(f"Neo4j: {target.description}")
     connection = _Connection(target)
@@ -241,17 +241,28 @@ def browse(config: dict[str, Any] | MemoryConfig | None, scope: Scope, view: str
             _copy_into(connection, copy, out, cfg.graph_store.ontology)
         summary = connection.run("scope_summary", {"scope": scope.key})[0]
         if not summary["entities"]:
-            raise NotFoundError(f"{_named(scope)} has no graph in {target.description}: nothing to show in Neo4j "
-                                f"Browser. Add memories first (graphmem add ... {_flags(scope)}).")
+            raise _no_graph(scope, target.description, None if copy is None else len(copy.memories))
         _label_types(connection, scope, out, labels_for(cfg.graph_store.ontology))
         _caption_self(connection, scope, out)
     finally:
         connection.close()
     url = browser_link(target, bound_statement(view, values))
-    out(f"{_named(scope)}: {summary['entities']} entities, {summary['current']} current relations "
+    out(f"{_named(scope)}: {counted(summary['entities'], 'entity')}, {counted(summary['current'], 'current relation')} "
         f"({summary['relations']} with invalidated ones)")
     out(f"view: {view}: {load_query(view).purpose}")
     return BrowseResult(url, target, summary["entities"], summary["relations"], summary["current"])
+
+
+def _no_graph(scope: Scope, where: str, memories: int | None) -> NotFoundError:
+    """Nothing to draw: a scope without memories is told to add some; one with memories (stored
+    verbatim, or facts naming no entity) is told where a graph comes from. None: not counted."""
+    if memories == 0:
+        return NotFoundError(f"{_named(scope)} has no graph in {where}: nothing to show in Neo4j Browser. "
+                             f"Add memories first (graphmem add ... {_flags(scope)}).")
+    held = f"has {counted(memories, 'memory')} but" if memories else "has"
+    return NotFoundError(f"{_named(scope)} {held} no graph (entities and relations) in {where}: nothing to show in Neo4j "
+                         f"Browser. The graph comes from adds the model reads (graphmem add ... {_flags(scope)}, without "
+                         "--no-infer); memories stored verbatim have none (graphmem get-all lists them).")
 
 
 def _view_values(view: str, scope: Scope, extra: dict[str, Any]) -> dict[str, Any]:
@@ -289,8 +300,8 @@ def _copy_into(connection: _Connection, graph: Any, out: Out, ontology: Any = No
     relations = [_relation_payload(r, scope) for r in graph.relations]
     row = connection.run("copy_scope", {"scope": scope.key, "entities": entities, "relations": relations}, write=True)[0]
     labelled = sum(1 for e in graph.entities if type_label(e.entity_type) or e.entity_type in labels)
-    out(f"copied {_named(scope)} from the embedded store: {row['entities']} entities ({labelled} with a styled type), "
-        f"{row['relations']} relations incl. invalidated ones (a display copy, replaced on the next browse)")
+    out(f"copied {_named(scope)} from the embedded store: {counted(row['entities'], 'entity')} ({labelled} with a styled type), "
+        f"{counted(row['relations'], 'relation')} incl. invalidated ones (a display copy, replaced on the next browse)")
 
 
 def _relation_payload(relation: Relation, scope: Scope) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from graphmem.types import Relation, Scope
 if TYPE_CHECKING:
     from graphmem.testing import ScriptedLLMServer
 
-U = "user_1"  # the demo's user id; "I" and "my" resolve to it
+U = "user_1"  # the demo's user id in a store of its own; "I" and "my" resolve to whichever user runs it
 
 #: (message, scripted replies by tool) — what a good model answers for each message.
 STORIES: dict[str, list[tuple[str, dict[str, Any]]]] = {
@@ -56,7 +56,8 @@ STORIES: dict[str, list[tuple[str, dict[str, Any]]]] = {
             "extract_facts": {"facts": ["Does not like badminton any more"]},
             "extract_entities": {"entities": [{"entity": "badminton", "entity_type": "activity"}]},
             "establish_relationships": {"relations": []},
-            "delete_graph_memory": {"relations": [{"source": U, "relationship": "loves_playing", "destination": "badminton"}]},
+            # "I", as a model says it: it resolves to whoever is speaking, so the stories fit any user id
+            "delete_graph_memory": {"relations": [{"source": "I", "relationship": "loves_playing", "destination": "badminton"}]},
             "update_memory": {"memory": [{"id": "0", "text": "Loves to play badminton", "event": "DELETE"}]},
         }),
     ],
@@ -86,13 +87,6 @@ def story_handler(stories: dict[str, list[tuple[str, dict[str, Any]]]] = STORIES
         return None
 
     return handle
-
-
-def stories_for(user_id: str) -> dict[str, list[tuple[str, dict[str, Any]]]]:
-    """The stories with the scripted answers naming ``user_id`` instead of U."""
-    renamed: dict[str, list[tuple[str, dict[str, Any]]]] = json.loads(
-        json.dumps(STORIES).replace(json.dumps(U)[1:-1], json.dumps(user_id)[1:-1]))
-    return renamed
 
 
 def _real_llm_configured() -> bool:
@@ -133,11 +127,13 @@ def run_demo(
     cfg["graph_store"] = _demo_store(cfg.get("graph_store"), store, neo4j_url, store_path or own_path)
     own_store = cfg["graph_store"].get("config", {}).get("path") == str(own_path)  # a fresh folder of its own
     user = U if own_store else f"demo-{uuid.uuid4().hex[:8]}"
-    stories = stories_for(user)
+    stories = STORIES
+    demo_embedder = "embedder" not in cfg
     server = _choose_llm(cfg, stories, out)
     cfg.setdefault("history_db_path", str(Path(tmp.name) / "history.db"))
     try:
-        with Memory.from_config(cfg) as memory:
+        found_dims = _fit_neo4j_dims(cfg, demo_embedder, out)
+        with _opened(Memory, cfg, found_dims) as memory:
             where = cfg["graph_store"].get("config", {}).get("url", "a temporary folder")
             out(f"Store: {cfg['graph_store']['provider']} ({where}); user_id={user!r} (\"I\" and \"my\" resolve to it).")
             scope: dict[str, Any] = {"user_id": user}
@@ -153,6 +149,48 @@ def run_demo(
             server.stop()
         tmp.cleanup()
     return 0
+
+
+def _fit_neo4j_dims(cfg: dict[str, Any], demo_embedder: bool, out: Callable[[str], None]) -> int | None:
+    """A Neo4j database holds embeddings of one size (its vector indexes): the demo's own hashing
+    embedder takes the database's size; returns that size (None: not Neo4j, or no schema yet)."""
+    if cfg["graph_store"]["provider"] != "neo4j":
+        return None
+    from graphmem.stores.neo4j.prewarm import database_dims
+
+    settings = cfg["graph_store"].get("config", {})
+    found = database_dims(settings["url"], settings.get("username"), settings.get("password"), settings.get("database"))
+    embedder = cfg.get("embedder") or {}
+    if found is not None and demo_embedder and embedder.get("provider") == "hashing" and embedder["config"]["dims"] != found:
+        cfg["embedder"] = {"provider": "hashing", "config": {"dims": found}}
+        out(f"The Neo4j database holds {found}-dimensional embeddings: the demo's hashing embedder makes {found} too.")
+    return found
+
+
+def _opened(memory_class: Any, cfg: dict[str, Any], found_dims: int | None) -> Any:
+    """The demo's Memory; a Neo4j whose embeddings are of another size than the configured embedder's
+    is refused with the ways on (the database keeps the embedder it was built with)."""
+    from graphmem.errors import ConfigError
+
+    try:
+        return memory_class.from_config(cfg)
+    except ConfigError as exc:
+        if found_dims is None or "dimensions" not in str(exc):
+            raise
+        url = cfg["graph_store"]["config"]["url"]
+        raise ConfigError(
+            f"{exc}\nThe database at {url} holds {found_dims}-dimensional embeddings from another embedder. To run the demo: "
+            "point it at another database (graphmem demo --store neo4j --neo4j-url bolt://HOST:PORT), or configure the "
+            f"embedder that built this one (--config FILE naming it), {_scripted_way(cfg)}or keep it in a temporary folder "
+            "(graphmem demo --store embedded)."
+        ) from exc
+
+
+def _scripted_way(cfg: dict[str, Any]) -> str:
+    if cfg.get("embedder"):  # the config names an embedder: the scripted run keeps it too
+        return ""
+    return ("or run it on its scripted model (OPENAI_API_KEY and GRAPHMEM_LLM_BASE_URL unset: its hashing embedder "
+            "takes the database's size), ")
 
 
 def _choose_llm(cfg: dict[str, Any], stories: dict[str, list[tuple[str, dict[str, Any]]]],

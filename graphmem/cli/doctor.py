@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from graphmem.errors import GraphMemError, LLMResponseError
+from graphmem.errors import ConfigError, GraphMemError, LLMResponseError
 
 if TYPE_CHECKING:  # `graphmem --help` registers this command: it must not load pydantic or the SDK
     from graphmem.llm.base import LLM, ToolSpec
@@ -38,7 +38,8 @@ class StageCheck:
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("doctor", help="check the configured model and embedder", description="Send each LLM stage one small request and check the embedder; print how the model answered, latency, tokens, adapted parameters and a one-line fix for what cannot work. Exit 0 when everything works.")
-    p.add_argument("--config", type=Path, help="JSON config file (default: $GRAPHMEM_CONFIG)")
+    p.add_argument("--config", type=Path, help="JSON config file (default: the one every command finds: $GRAPHMEM_CONFIG, "
+                   "else ./graphmem.json, else $GRAPHMEM_HOME/config.json, else the defaults of Memory())")
 
 
 def _stages() -> list[tuple[str, list[ToolSpec], str]]:
@@ -65,17 +66,24 @@ def check_stage(llm: LLM, stage: str, tools: list[ToolSpec], message: str) -> St
         started = time.perf_counter()
         result = llm.call_tools(stage, chat, tools)
     except GraphMemError as exc:  # ConfigError too: no key at all
-        return StageCheck(stage, False, error=_one_line(str(exc)), fix=fix_for(exc))
+        return StageCheck(stage, False, error=_one_line(str(exc)), fix=fix_for(exc, llm))
     millis = (time.perf_counter() - started) * 1000
     return StageCheck(stage, True, MODES.get(result.mode, result.mode), millis, result.prompt_tokens, result.completion_tokens)
 
 
-def fix_for(exc: BaseException) -> str:
-    """One line saying what to change, read from the error and what caused it."""
+def fix_for(exc: BaseException, llm: Any = None) -> str:
+    """One line saying what to change, read from the error, what caused it and the model asked."""
     cause = type(exc.__cause__).__name__ if exc.__cause__ is not None else ""
     text = str(exc).lower()
     if cause in ("APIConnectionError", "APITimeoutError") or "connection error" in text:
+        fake = _fake_llm_command(llm)
+        if fake:  # the offline and download profiles' model is graphmem's own fake: start it
+            return (f"fix: nothing answers at {llm.base_url}, where the config expects graphmem's fake model: start it in "
+                    f"another shell: {fake} (--script FILE scripts its answers)")
         return "fix: nothing answers at that address: check llm.config.base_url (e.g. http://localhost:11434/v1) and that the server runs"
+    if isinstance(exc, ConfigError) and "no api key" in text:
+        return ("fix: no API key was sent: set OPENAI_API_KEY or llm.config.api_key, or use a model that needs none "
+                "(graphmem init: the offline profile, with graphmem fake-llm)")
     if cause in ("AuthenticationError", "PermissionDeniedError") or "api key" in text or "api_key" in text or "401" in text:
         return "fix: the server refused the key: set llm.config.api_key (or OPENAI_API_KEY) to a valid key"
     if cause == "NotFoundError" or "404" in text:
@@ -84,6 +92,22 @@ def fix_for(exc: BaseException) -> str:
         return ("fix: the model answers neither tool calls nor JSON: use a model with tool support, or serve it with "
                 "a tool-call parser (vLLM --tool-call-parser) or structured outputs (response_format json_schema)")
     return "fix: see the error above; graphmem doctor --config FILE checks a config file"
+
+
+def _fake_llm_command(llm: Any) -> str | None:
+    """`graphmem fake-llm [--port N]` when the config asks for the fake model (init's offline and
+    download profiles name it graphmem-fake) on this machine; else None."""
+    from urllib.parse import urlsplit
+
+    from graphmem.testing.command import DEFAULT_PORT
+
+    if getattr(llm, "model", None) != "graphmem-fake" or not getattr(llm, "base_url", None):
+        return None
+    parts = urlsplit(str(llm.base_url))
+    if parts.hostname not in ("127.0.0.1", "localhost", "::1"):
+        return None
+    port = parts.port or 80
+    return "graphmem fake-llm" if port == DEFAULT_PORT else f"graphmem fake-llm --port {port}"
 
 
 def _one_line(text: str) -> str:
@@ -101,7 +125,7 @@ def check_embedder(config: Any) -> tuple[bool, str]:
         started = time.perf_counter()
         dims = len(embedder.embed(["graphmem doctor"])[0])
     except GraphMemError as exc:
-        return False, f"embedder: FAILED: {_one_line(str(exc))}\n  fix: check embedder.config (graphmem init writes a working one)"
+        return False, f"embedder: FAILED: {' '.join(str(exc).split())}\n  fix: {_embedder_fix(str(exc))}"
     precision = getattr(embedder, "precision", "fp32")  # as Memory passes it to the store
     line = f"embedder: {embedder.name}, {dims} dimensions, {precision}, {(time.perf_counter() - started) * 1000:.0f} ms"
     ok, store_line = check_store(config.graph_store, dims, precision)
@@ -132,6 +156,17 @@ def check_store(store_config: Any, dims: int, precision: str = "fp32") -> tuple[
         return False, f"store: {where}: FAILED: {' '.join(str(exc).split())}\n  {_store_fix(exc, precision)}"
     return True, (f"store: {where} opens with {dims}-dimensional {precision} embeddings"
                   + ("" if embedded else " (fits the Neo4j vector indexes)"))
+
+
+def _embedder_fix(error: str) -> str:
+    text = error.lower()
+    if "api key" in text:
+        return ("no API key was sent: set OPENAI_API_KEY or embedder.config.api_key, or use an embedder that needs none "
+                "(graphmem init --profile offline --force: the hashing embedder)")
+    if "cannot download" in text:
+        return ("the model could not be downloaded (the error above says why): graphmem init --profile offline --force "
+                "needs nothing downloaded; embedder.config.model_dir takes a model folder you have")
+    return "check embedder.config: provider, model and its options (docs/configuration.md)"
 
 
 def _store_fix(exc: GraphMemError, precision: str) -> str:

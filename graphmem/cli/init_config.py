@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from graphmem.errors import ConfigError, InvalidInputError
-from graphmem.home import graphmem_home
+from graphmem.home import default_store_folder, graphmem_home
 
 LOCAL_NAME = "graphmem.json"
 PROFILES = ("offline", "download", "openai", "ollama")
@@ -62,9 +62,9 @@ def render(profile: str, data_dir: Path, model_dir: Path | None = None, llm_base
     if profile not in PROFILES:
         raise InvalidInputError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
     llm, embedder, notes = _PROFILE_PARTS[profile](model_dir, llm_base_url)
-    # a store keeps the embedder it was built with: each profile's embedder gets its own folder
-    # (offline's is the folder Memory() and the hashing quickstart default to)
-    folder = data_dir / "graph" if profile == "offline" else data_dir / profile / "graph"
+    # a store keeps the embedder it was built with: the folder an unset path defaults to for this
+    # embedder (home.py), so a profile and Memory.from_config with the same embedder share a store
+    folder = default_store_folder(embedder["provider"], embedder.get("config") or {}, home=data_dir)
     store = {"provider": "embedded", "config": {"path": str(folder)}}
     lines = [
         f"// graphmem configuration, profile {profile!r} (written by `graphmem init`).",

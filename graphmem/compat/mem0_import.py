@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from graphmem.errors import InvalidInputError
 from graphmem.lifecycle.history import HistoryEvent
 from graphmem.results import MEMORY_EVENTS, MemoryEvent
+from graphmem.schema.counts import counted
 from graphmem.stages.conversation import Message
 from graphmem.types import GraphWrite, MemoryWrite, Scope, new_id, parse_time, utcnow
 
@@ -229,7 +230,7 @@ def run(ns: argparse.Namespace, config: dict[str, Any] | None) -> int:
         print(json.dumps(report.to_dict()))
     else:
         print(
-            f"imported {report.imported} memories ({report.deleted} deleted ones kept for history), "
-            f"{report.history_rows} history rows; skipped {report.skipped} already present; re-extracted {report.reextracted}"
+            f"imported {counted(report.imported, 'memory')} ({report.deleted} deleted ones kept for history), "
+            f"{counted(report.history_rows, 'history row')}; skipped {report.skipped} already present; re-extracted {report.reextracted}"
         )
     return 0

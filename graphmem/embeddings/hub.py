@@ -24,6 +24,8 @@ from graphmem.home import graphmem_home
 MODEL_FILES = (("onnx/model.onnx", True), ("tokenizer.json", True), ("config.json", False), ("1_Pooling/config.json", False),
                ("config_sentence_transformers.json", False), ("sentence_bert_config.json", False))
 INSTALL_HINT = "pip install 'graphmem[local]'"
+#: how long the reachability check waits for the hub to answer at all
+PROBE_SECONDS = 5.0
 
 
 def cache_dir(configured: str | os.PathLike[str] | None = None) -> Path:
@@ -49,9 +51,31 @@ def model_folder(name: str, revision: str = "main", cache: str | os.PathLike[str
     cached = _fetch(name, revision, folder, local_only=True)
     if cached is not None:
         return cached
+    _check_reachable(name)
     fetched = _fetch(name, revision, folder, local_only=False)
     assert fetched is not None
     return fetched
+
+
+def _check_reachable(name: str) -> None:
+    """One quick request to the hub before downloading: with no network, huggingface_hub retries each
+    file for half a minute before saying so; this says it at once, with the ways on."""
+    import urllib.error
+    import urllib.request
+
+    endpoint = (os.environ.get("HF_ENDPOINT") or "https://huggingface.co").rstrip("/")
+    try:
+        urllib.request.urlopen(urllib.request.Request(endpoint, method="HEAD"), timeout=PROBE_SECONDS).close()
+    except urllib.error.HTTPError:
+        return  # it answered: the download itself reports what it then meets
+    except (OSError, ValueError) as exc:  # URLError is an OSError: refused, no route, no DNS, timed out
+        reason = getattr(exc, "reason", exc)
+        raise ConfigError(
+            f"cannot download the embedding model {name!r}: the model hub at {endpoint} is unreachable from here "
+            f"({reason}). Ways on: an embedder with nothing to download (graphmem init --profile offline --force: the "
+            "hashing embedder); a model folder you already have (embedder.config.model_dir, or graphmem init --profile "
+            "download --model-dir DIR --force); or HF_ENDPOINT set to a mirror you can reach."
+        ) from exc
 
 
 def _fetch(name: str, revision: str, folder: Path, local_only: bool) -> Path | None:

@@ -81,6 +81,7 @@ class AddOutcome:
     #: attributes (ontology attribute values)
     dropped: Counter[str] = field(default_factory=Counter)
     off_ontology: int = 0  # of those: what the ontology refused (types, relations, attribute values)
+    drop_reasons: list[str] = field(default_factory=list)  # which dropped item and why, where known
     conversation: Conversation = field(default_factory=Conversation)  # the log as it was before this add
     #: the current relations the add read, by (source id, type, destination id): a written relation
     #: that matches one bumps it (the store's rule), so add() reports its id, created_at and mentions
@@ -198,6 +199,7 @@ class AddPipeline:
         extracted: GraphExtraction = graph_job.result()
         outcome.dropped["facts"] += dropped
         outcome.dropped.update(extracted.dropped)
+        outcome.drop_reasons += extracted.reasons
         outcome.off_ontology = extracted.off_ontology
 
         entity_vectors, fact_vectors = self._embed_add(outcome, scope, extracted, facts)
@@ -399,7 +401,8 @@ def _self_named(relations: list[Relation], self_key: str) -> set[str]:
 def _log_dropped(outcome: AddOutcome) -> None:
     counts = outcome.dropped_counts()
     if counts:
-        log.warning("add %s: dropped unusable or over-the-limit items from the model: %s", outcome.add_id, counts)
+        why = "".join(f"\n  {reason}" for reason in outcome.drop_reasons)
+        log.warning("add %s: dropped unusable or over-the-limit items from the model: %s%s", outcome.add_id, counts, why)
 
 
 def log_messages(messages: list[Message], reference_time: datetime) -> list[LoggedMessage]:

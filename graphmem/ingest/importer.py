@@ -27,6 +27,7 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from graphmem.errors import InvalidInputError
+from graphmem.schema.counts import counted
 
 if TYPE_CHECKING:  # the bulk lane loads the pipeline's dependencies; `graphmem --help` builds this parser without it
     from graphmem.ingest.bulk import BulkProgress
@@ -180,7 +181,7 @@ def run(ns: argparse.Namespace, config: dict[str, Any] | None) -> int:
     if ns.json:
         print(json.dumps(result, ensure_ascii=False))
     elif not ns.quiet:
-        print(f"imported {result['added']} adds ({result['messages']} messages, {result['messages_per_second']} msg/s), "
+        print(f"imported {counted(result['added'], 'add')} ({counted(result['messages'], 'message')}, {result['messages_per_second']} msg/s), "
               f"skipped {result['skipped']} imported before, {len(result['failed'])} failed"
               + ("; interrupted: run again to continue" if result["stopped"] else ""), file=sys.stderr)
         for failure in result["failed"][:20]:

@@ -67,6 +67,7 @@ class SinglePassPipeline(AddPipeline):
         extracted = answer.extraction
         facts = [] if graph_only else answer.facts
         outcome.dropped.update(extracted.dropped)
+        outcome.drop_reasons += extracted.reasons
         outcome.dropped["facts"] += answer.dropped_facts
         outcome.off_ontology = extracted.off_ontology
 

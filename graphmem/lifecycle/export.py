@@ -27,6 +27,7 @@ import networkx as nx
 from graphmem.config import MemoryConfig, Neo4jSettings
 from graphmem.errors import ConfigError, GraphMemError, InvalidInputError, NotFoundError
 from graphmem.factory import build_store
+from graphmem.schema.counts import counted
 from graphmem.schema.labels import type_label
 from graphmem.schema.literals import cypher_identifier, cypher_map
 from graphmem.schema.ontology import ATTRIBUTE_NAME, property_names
@@ -232,8 +233,8 @@ def to_cypher(graph: ScopeGraph, target: Scope | None = None) -> str:
     scope = graph.scope
     kind = "current and invalidated" if graph.include_invalidated else "current only"
     lines = [
-        f"// graphmem export: {len(graph.entities)} entities, {len(graph.relations)} relations ({kind}), "
-        f"{len(graph.memories)} memories, {iso(utcnow())}",
+        f"// graphmem export: {counted(len(graph.entities), 'entity')}, {counted(len(graph.relations), 'relation')} ({kind}), "
+        f"{counted(len(graph.memories), 'memory')}, {iso(utcnow())}",
         "// Load once into a Neo4j 5.26+ database: cypher-shell -f FILE (or paste into Neo4j Browser).",
         "// The scope is in each node's scope, user_id, agent_id and run_id properties.",
         *_schema_statements(),
@@ -307,7 +308,8 @@ def run(ns: Any, config: dict[str, Any] | None) -> int:
             raise InvalidInputError(f"cannot write {ns.output}: {exc.strerror}") from exc
     else:
         sys.stdout.write(text)
-    print(f"exported {len(graph.entities)} entities, {len(graph.relations)} relations and {len(graph.memories)} memories of {_named(scope)} "
+    print(f"exported {counted(len(graph.entities), 'entity')}, {counted(len(graph.relations), 'relation')} and "
+          f"{counted(len(graph.memories), 'memory')} of {_named(scope)} "
           f"from {where} as {ns.format}{f' to {ns.output}' if ns.output else ''}", file=sys.stderr)
     return 0
 

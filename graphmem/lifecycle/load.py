@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from graphmem.errors import GraphMemError, InvalidInputError
 from graphmem.lifecycle.reindex import fact_of, meaning_of
+from graphmem.schema.counts import counted
 from graphmem.types import (
     Entity,
     EntityWrite,
@@ -134,7 +135,8 @@ def run(ns: Any, config: dict[str, Any] | None) -> int:
         graph = retarget(graph, Scope.of(ns.as_user, ns.as_agent, ns.as_run))
     with Memory(config) as memory:
         counts = load_graph(memory, graph)
-    print(f"loaded {counts['entities']} entities, {counts['relations']} relations and {counts['memories']} memories "
+    print(f"loaded {counted(counts['entities'], 'entity')}, {counted(counts['relations'], 'relation')} and "
+          f"{counted(counts['memories'], 'memory')} "
           f"as {graph.scope.self_name!r}")
     return 0
 

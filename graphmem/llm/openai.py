@@ -151,7 +151,10 @@ class OpenAILLM(LLM):
             # The SDK's own retries are off: tenacity owns the (bounded, logged) retry policy.
             return openai.OpenAI(api_key=self._api_key, base_url=self.base_url, timeout=self._timeout, max_retries=0)
         except openai.OpenAIError as exc:
-            raise ConfigError(f"LLM {self.model!r}: {exc}. Set OPENAI_API_KEY or llm.config.api_key.") from exc
+            # the SDK's own message ends in a period: one sentence each, no "..", and no key was sent at all
+            reason = str(exc).rstrip(". ")
+            missing = "no API key: " if "credentials" in reason.lower() or "api_key" in reason.lower() else ""
+            raise ConfigError(f"LLM {self.model!r}: {missing}{reason}. Set OPENAI_API_KEY or llm.config.api_key.") from exc
 
     # -- one structured answer -------------------------------------------------------------------
 

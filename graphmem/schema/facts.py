@@ -3,21 +3,22 @@ and, where known, its time. The fact is what a relation means on its own: its em
 relation's ``"vector"`` signal in search (docs/concepts.md, "Relation facts").
 
     relation_fact("alice", "person", "HAS_PET", "Rex", "dog", self_name="alice")
-    -> "I myself has pet Rex (dog)"
+    -> "I myself have pet Rex (dog)"
     relation_fact("Ana", "person", "SISTER_OF", "alice", "person", self_name="alice")
     -> "Ana (person) sister of me"
     relation_fact("Ana", "person", "LIVES_IN", "Porto", "city", valid_at=datetime(2023, 5, 8, tzinfo=UTC))
     -> "Ana (person) lives in Porto (city) (since 8 May 2023)"
 
 What is embedded (``fact_meaning``) is the fact as a question about it would word it: for a relation
-of the scope's own node, the other end is written as its type alone when it has one ("I myself has
+of the scope's own node, the other end is written as its type alone when it has one ("I myself have
 pet dog", "person sister of me"); every other fact is embedded as it reads.
 
 Rules: the relationship type in lower-case words ("HAS_PET" -> "has pet"; the "R_" a type starting
 with a digit was given is dropped); an endpoint's type in brackets after its name, except for the
 scope's own node (it is the user), an empty or generic type, or a type that is the name itself; the
 scope's own node, and the self-references a model may leave ("I", "me", "user"), written in the
-first person: "I myself" as the source, "me" as the destination; the time as days: "(since D)",
+first person: "I myself" as the source (its verb in the first person: "I myself live in"), "me" as
+the destination; the time as days: "(since D)",
 "(until D)", "(from D until D)".
 
 Why the first person: the scope's own node is the one who asks "do I have a dog?" (an agent's
@@ -79,6 +80,31 @@ def _endpoint(name: str, entity_type: str | None, self_name: str, self_word: str
     return f"{name} ({kind})"
 
 
+#: first-person forms the suffix rule below would get wrong
+_FIRST_PERSON = {"is": "am", "has": "have", "does": "do", "goes": "go", "was": "was"}
+
+
+def first_person(words: str) -> str:
+    """The relationship's words after "I myself": its first word, when a verb in the third person,
+    in the first ("lives in" -> "live in", "has pet" -> "have pet", "is in" -> "am in"); any other
+    first word ("sister of", "married to") as it is."""
+    head, _, rest = words.partition(" ")
+    if head in _FIRST_PERSON:
+        head = _FIRST_PERSON[head]
+    elif head.endswith("ies") and len(head) > 4:
+        head = head[:-3] + "y"  # studies -> study
+    elif head.endswith(("sses", "shes", "ches", "xes", "zes")):
+        head = head[:-2]  # misses -> miss, watches -> watch
+    elif head.endswith("s") and not head.endswith(("ss", "us", "is")) and len(head) > 2:
+        head = head[:-1]  # lives -> live, owns -> own
+    return f"{head} {rest}".strip()
+
+
+def _words(relationship: str, source_is_self: bool) -> str:
+    words = relationship_words(relationship)
+    return first_person(words) if source_is_self else words
+
+
 def relation_fact(
     source: str,
     source_type: str | None,
@@ -93,7 +119,7 @@ def relation_fact(
     """The fact text of one relation version (see the module's rules)."""
     src = _endpoint(source, source_type, self_name, SELF_SOURCE)
     dst = _endpoint(destination, destination_type, self_name, SELF_DESTINATION)
-    return f"{src} {relationship_words(relationship)} {dst}{time_clause(valid_at, invalid_at)}"
+    return f"{src} {_words(relationship, src == SELF_SOURCE)} {dst}{time_clause(valid_at, invalid_at)}"
 
 
 def is_self(name: str, self_name: str) -> bool:
@@ -116,8 +142,8 @@ def fact_meaning(
     """The text a relation version's fact embedding is made from.
 
     The fact itself, except that in a relation of the scope's own node the other end is written as
-    its entity type alone, when it has an informative one: ``I myself has pet dog`` for ``I myself
-    has pet Rex (dog)``, ``person sister of me`` for ``Ana (person) sister of me``. Why: the user asks
+    its entity type alone, when it has an informative one: ``I myself have pet dog`` for ``I myself
+    have pet Rex (dog)``, ``person sister of me`` for ``Ana (person) sister of me``. Why: the user asks
     about their own relations without the answer's name ("do I have a dog?", "who is my sister?":
     the name is what they want to hear), and a name the model has never seen pulls the fact's
     embedding away from every such question. The name still counts where it is said: BM25 and the
@@ -132,7 +158,7 @@ def fact_meaning(
         word = _key(kind or "")
         if word not in GENERIC_TYPES and word != _key(other):
             if src_self:
-                return f"{SELF_SOURCE} {relationship_words(relationship)} {word}{time_clause(valid_at, invalid_at)}"
+                return f"{SELF_SOURCE} {_words(relationship, True)} {word}{time_clause(valid_at, invalid_at)}"
             return f"{word} {relationship_words(relationship)} {SELF_DESTINATION}{time_clause(valid_at, invalid_at)}"
     return relation_fact(source, source_type, relationship, destination, destination_type,
                          valid_at=valid_at, invalid_at=invalid_at, self_name=self_name)

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from graphmem.errors import ConfigError
+from graphmem.schema.counts import counted
 
 if TYPE_CHECKING:
     from graphmem.server.access import Tenants
@@ -66,9 +67,10 @@ def _serve(ns: argparse.Namespace, config: dict[str, Any] | None) -> int:
         app = create_app(memory, tenants, max_body=ns.max_body_bytes)
         _access_log()
         where = urls(ns.host, ns.port)
-        keys = "without keys (--no-auth: every caller is admin)" if tenants is None else f"{len(tenants.by_digest)} key(s) from {ns.keys}"
+        keys = "without keys (--no-auth: every caller is admin)" if tenants is None else f"{counted(len(tenants.by_digest), 'key')} from {ns.keys}"
         print(f"graphmem serve: REST API at {where['base']} ({keys})\n"
-              f"  docs:   {where['docs']}\n  health: {where['health']}\n  stop with Ctrl-C", file=sys.stderr, flush=True)
+              f"  inspector: {where['ui']}\n  docs:   {where['docs']}\n  health: {where['health']}\n  stop with Ctrl-C",
+              file=sys.stderr, flush=True)
         uvicorn.run(app, host=ns.host, port=ns.port, log_level="warning", access_log=False)
     finally:
         memory.sync.close()
@@ -92,7 +94,7 @@ def urls(host: str, port: int) -> dict[str, str]:
     """The addresses a starting server prints (0.0.0.0 shown as 127.0.0.1, which reaches it too)."""
     shown = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
     base = f"http://{shown}:{port}"
-    return {"base": base, "docs": f"{base}/docs", "health": f"{base}/health", "mcp": f"{base}/mcp"}
+    return {"base": base, "ui": f"{base}/ui", "docs": f"{base}/docs", "health": f"{base}/health", "mcp": f"{base}/mcp"}
 
 
 def _mcp_keys(ns: argparse.Namespace) -> Tenants | None:
@@ -131,7 +133,7 @@ def _mcp(ns: argparse.Namespace, config: dict[str, Any] | None) -> int:
     if ns.http:
         served = ", ".join(f"{k}={v}" for k, v in scope.items() if v) or "the scope each call names"
         where = urls(ns.host, ns.port)
-        keys = f"{len(tenants.by_digest)} key(s) from {ns.keys}" if tenants is not None else "without keys"
+        keys = f"{counted(len(tenants.by_digest), 'key')} from {ns.keys}" if tenants is not None else "without keys"
         print(f"graphmem mcp: MCP (streamable HTTP) at {where['mcp']} for {served} ({keys})\n  health: {where['health']}\n"
               "  stop with Ctrl-C", file=sys.stderr, flush=True)
     serve(config, scope if fixed else None, http=ns.http, host=ns.host, port=ns.port, tenants=tenants)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import FastAPI, Query, Response
-from fastapi.responses import FileResponse, JSONResponse
+from fastapi.responses import FileResponse, JSONResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 
 from graphmem.aio import AsyncMemory
@@ -47,6 +47,10 @@ def mount_inspector(app: FastAPI, memory: AsyncMemory) -> None:
     @app.get("/ui", include_in_schema=False)
     async def page() -> FileResponse:
         return FileResponse(UI_DIR / "index.html", headers=HEADERS, media_type="text/html")
+
+    @app.get("/", include_in_schema=False)
+    async def root() -> RedirectResponse:  # a person who opens the bare address wants the inspector, not a 404
+        return RedirectResponse("/ui", status_code=307)
 
     app.mount("/ui/static", StaticFiles(directory=UI_DIR), name="ui-static")
     _reads(app, memory)

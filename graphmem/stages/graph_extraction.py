@@ -134,6 +134,8 @@ class GraphExtraction:
     #: unusable or over-the-limit items the model produced, by kind ("entities", "relations", "calls")
     dropped: Counter[str] = field(default_factory=Counter)
     off_ontology: int = 0  # of those: types, relations or attribute values a strict ontology refused
+    #: which relations were dropped and why, one line each (the add logs them beside the counts)
+    reasons: list[str] = field(default_factory=list)
     _relation_keys: set[tuple[str, str, str]] = field(default_factory=set, repr=False)
 
     def keep_relation(self, relation: ExtractedRelation) -> None:
@@ -141,10 +143,23 @@ class GraphExtraction:
         if relation.key in self._relation_keys:
             return
         if len(self.relations) >= MAX_RELATIONS_PER_ADD:
-            self.dropped["relations"] += 1
+            self.drop_relation(relation.key, f"over the limit of {MAX_RELATIONS_PER_ADD} relations per add")
             return
         self._relation_keys.add(relation.key)
         self.relations.append(relation)
+
+    def drop_relation(self, triple: tuple[str, str, str], why: str) -> None:
+        self.dropped["relations"] += 1
+        self.reasons.append(f"relation ({', '.join(repr(x) for x in triple)}): {why}")
+
+
+def _same_ends(rel: RelationArgs, self_name: str, is_self: bool) -> str:
+    """Why a relation from an entity to itself is dropped; the common case is the user's own name
+    given as the object of a relation from "I" (the user id is the name)."""
+    if is_self:
+        return (f"both ends are the user {self_name!r} (\"I\" and the user id name the same node), so it would be a "
+                "relation from the user to itself")
+    return "both ends are the same entity"
 
 
 def _entity_type(text: str) -> str:
@@ -243,20 +258,22 @@ class GraphExtractionStage:
 
     def _add_relation(self, out: GraphExtraction, rel: RelationArgs, self_name: str, self_key: str, derive_entities: bool) -> None:
         ends = []
+        triple = (rel.source, rel.relationship, rel.destination)
         for name in (rel.source, rel.destination):
             _, key = self._resolve(name, self_name, self_key)
             if key not in out.entities:
                 if not derive_entities or not key or self._add_entity(out, name, "entity", self_name, self_key) is None:
-                    out.dropped["relations"] += 1  # an endpoint the model did not extract: not ours to invent
+                    # an endpoint the model did not extract: not ours to invent
+                    out.drop_relation(triple, f"{name!r} is not among the entities the model extracted")
                     return
             ends.append(key)
         if ends[0] == ends[1]:
-            out.dropped["relations"] += 1
+            out.drop_relation(triple, _same_ends(rel, self_name, ends[0] == self_key))
             return
         relationship = self.rules.relationship(sanitize_relation_type(rel.relationship))
         types = [out.entities[k].entity_type for k in ends]
         if relationship is None or not self.rules.endpoints_fit(relationship, types[0], types[1]):
-            out.dropped["relations"] += 1  # strict ontology: an undeclared relation type or endpoint types it does not allow
+            out.drop_relation(triple, "the ontology does not allow this relation type between these entity types")
             out.off_ontology += 1
             return
         relation = ExtractedRelation(

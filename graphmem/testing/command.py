@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from graphmem.errors import ConfigError
+from graphmem.schema.counts import counted
 
 DEFAULT_PORT = 8790
 
@@ -70,6 +71,14 @@ def _check_items(where: str, entry: dict[str, Any]) -> None:
                 raise ConfigError(f"{where}.{key}[{j}]: {json.dumps(item)} is not {shape} (non-empty strings)")
 
 
+def answer_demo_stories(fake: Any) -> None:
+    """``--demo-stories``: the fake also answers `graphmem demo`'s messages, for whichever user adds them."""
+    from graphmem.cli.demo import story_handler
+
+    stories = story_handler()
+    fake.rule(lambda tool, text, body: stories(tool, body))
+
+
 def run(ns: Any) -> int:
     from graphmem.testing.fake import FakeModel
 
@@ -80,10 +89,7 @@ def run(ns: Any) -> int:
                       relations=[tuple(r) for r in entry.get("relations", [])], retire=[tuple(r) for r in entry.get("retire", [])],
                       summary=entry.get("summary"))
     if ns.demo_stories:
-        from graphmem.cli.demo import story_handler
-
-        stories = story_handler()
-        fake.rule(lambda tool, text, body: stories(tool, body))
+        answer_demo_stories(fake)
     try:
         fake.start()
     except OSError as exc:
@@ -101,5 +107,5 @@ def run(ns: Any) -> int:
         pass
     finally:
         fake.stop()
-        print(f"graphmem fake-llm: stopped after {fake.calls()} chat requests", file=sys.stderr)
+        print(f"graphmem fake-llm: stopped after {counted(fake.calls(), 'chat request')}", file=sys.stderr)
     return 0

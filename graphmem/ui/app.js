@@ -117,7 +117,21 @@ async function openUser(user, asOf, knownAt) {
   if (state.graph) drawGraph();
 }
 
+// The graph's time travel (as_of, known_at) is not the memories': say so where they are listed,
+// instead of showing today's memories under a moment the user chose.
+function noteMemoriesTime() {
+  const note = $("memories-time-note");
+  const moment = (state.asOf ? `as of ${short(state.asOf)}` : "") +
+    (state.knownAt ? `${state.asOf ? ", " : ""}as graphmem knew it at ${short(state.knownAt)}` : "");
+  note.hidden = !moment;
+  note.textContent = moment
+    ? `The Graph tab shows the graph ${moment}; memories are listed as they are now (they do not time-travel). ` +
+      "Now on the Graph tab clears the moment."
+    : "";
+}
+
 function rememberInUrl() {
+  noteMemoriesTime();
   const url = new URL(location.href);
   url.search = "";
   if (state.user) url.searchParams.set("user_id", state.user);

@@ -31,18 +31,26 @@ def schema_dims(rows: list[dict[str, object]]) -> int | None:
     return None
 
 
+def database_dims(url: str, username: str | None = None, password: str | None = None, database: str | None = None) -> int | None:
+    """The embedding dimension the database's graphmem schema was made for (None: no schema yet), in
+    one read; an unreachable server is reported at once, not after the driver's retries."""
+    from graphmem.stores.neo4j.store import Neo4jStore
+
+    probe = Neo4jStore(url, username, password, database=database, warm_plans=False)
+    try:
+        probe.reach()
+        return schema_dims([dict(r) for r in probe._query(queries.show_indexes(), read=True)])
+    finally:
+        probe.close()
+
+
 def warm_server(url: str, database: str | None = None, timeout: float = WARM_TIMEOUT) -> str:
     """Plan graphmem's add and search statements on the server at ``url`` (and rehearse one add and
     one search in a scope of their own, deleted after); returns what was done, in one line."""
     from graphmem.stores.neo4j.store import Neo4jStore
 
     started = time.monotonic()
-    probe = Neo4jStore(url, database=database, warm_plans=False)
-    try:
-        probe.reach()  # a server that went away is reported at once, not after the driver's retries
-        dims = schema_dims([dict(r) for r in probe._query(queries.show_indexes(), read=True)])
-    finally:
-        probe.close()
+    dims = database_dims(url, database=database)
     if dims is None:
         return "nothing to warm: the database holds no graphmem schema yet (the first store's set-up creates it)"
     store = Neo4jStore(url, database=database, embedding_dims=dims, warm_plans=True)
