@@ -13,7 +13,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from datetime import datetime
 from typing import Literal, TypeVar
 
@@ -40,6 +40,7 @@ from graphmem.stores.neo4j import bulk as bulk_queries
 from graphmem.stores.neo4j import (
     bulk_graph,
     cached_search,
+    commits,
     embedder_record,
     lifecycle,
     partition,
@@ -170,8 +171,14 @@ class Neo4jStore(GraphStore):
         )
 
     def _in_write_transaction(self, work: Callable[[neo4j.ManagedTransaction], T]) -> T:
-        with translated(self.url), self._driving(), self._session() as session:
-            return session.execute_write(work)
+        """``work`` in a managed write transaction, retried by the driver until it reaches COMMIT,
+        never after: a failure from then on is WriteOutcomeUnknown (commits.py)."""
+        attempts = commits.Attempts(work)
+        with translated(self.url), self._driving(), self._session() as session, self._committing(attempts):
+            return session.execute_write(attempts)
+
+    def _committing(self, attempts: commits.Attempts[T] | None) -> AbstractContextManager[None]:
+        return commits.outcome_of(attempts, redact_url(self.url), lambda exc: reason(exc, self.url))
 
     def _run(self, tx: neo4j.ManagedTransaction | neo4j.Transaction, stmt: Statement) -> list[neo4j.Record]:
         self._count()
@@ -399,12 +406,14 @@ class Neo4jStore(GraphStore):
         with translated(self.url), self._driving():
             try:
                 result = work(tx)
-                tx.commit()
-                return result
             except TransientError:
                 log.info("the locked write of scope %s failed transiently; writing again in a managed transaction", scope.key)
                 if not tx.closed():
                     tx.rollback()
+            else:
+                with self._committing(None):  # COMMIT sent: a failure now is an unknown outcome, not a retry
+                    tx.commit()
+                return result
         lock = queries.scope_lock(scope)
 
         def again(retry: neo4j.ManagedTransaction) -> T:
