@@ -4,6 +4,10 @@ Per store, ``--rounds`` rounds of ``--adds`` verbatim adds (``Idempotency-Key`` 
 ``--clients`` threads, each round hit by a fault:
 - ``kill``: the server is killed (SIGKILL) after a random share of the round was acknowledged,
   then started again;
+- ``stop``: the same with a graceful stop (SIGTERM: the server shuts down and closes its store);
+- ``neo4j-stop`` / ``neo4j-kill`` (with ``--restart-neo4j BOLT:HTTP``, your own launcher instance):
+  the launcher's Neo4j stopped gracefully (SIGTERM, a clean shutdown: a rolling restart) or killed
+  (SIGKILL) mid-burst, then started again on the same data;
 - ``cut`` (Neo4j only): the server's Bolt link is cut at a random moment and restored 1 s later;
   every other round the cut falls right after a COMMIT was sent (its answer lost: the
   outcome-unknown path, answered 503 WriteOutcomeUnknown).
@@ -15,6 +19,7 @@ replay_mismatch (a retry of an acknowledged add answering other ids). All but th
 be 0. Loopback only; every loop is bounded.
 
     python -m benchmarks.fault_soak --stores embedded neo4j --neo4j-url bolt://127.0.0.1:7704
+    python -m benchmarks.fault_soak --stores neo4j --neo4j-url bolt://127.0.0.1:7701 --restart-neo4j 7701:7401
 """
 
 from __future__ import annotations
@@ -50,8 +55,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--adds", type=int, default=60, help="adds per round")
     p.add_argument("--clients", type=int, default=8)
     p.add_argument("--seed", type=int, default=7)
-    p.add_argument("--kill-neo4j", metavar="BOLT:HTTP",
-                   help="also kill -9 the launcher's Neo4j on these ports mid-burst and start it again (your own instance only)")
+    p.add_argument("--restart-neo4j", "--kill-neo4j", dest="restart_neo4j", metavar="BOLT:HTTP",
+                   help="also stop (gracefully, then with kill -9) the launcher's Neo4j on these ports mid-burst and start it "
+                        "again (your own instance only)")
+    p.add_argument("--launcher-root", type=Path, default=Path(__file__).resolve().parents[1],
+                   help="the checkout whose launcher runs that Neo4j (default: this one)")
+    p.add_argument("--scenarios", nargs="+", help="only these of kill, stop, cut, neo4j-stop, neo4j-kill")
     p.add_argument("--timing", type=int, default=0, metavar="N",
                    help="also time N Neo4j lookups each of another tenant's id and of an unknown id (ownership checked in the lookup)")
     return p.parse_args(argv)
@@ -94,6 +103,10 @@ class Server:
             except httpx.HTTPError:
                 time.sleep(0.2)
         raise RuntimeError(f"graphmem serve did not start: {self.log.read_text(errors='replace')[-1500:]}")
+
+    def terminate(self) -> None:
+        """SIGTERM: a graceful stop (the server finishes, closes its store and exits)."""
+        self.stop()
 
     def kill(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
@@ -149,7 +162,7 @@ def run_round(server: Server, rnd: Round, clients: int, fault: Any) -> None:
     with ThreadPoolExecutor(clients) as pool:
         list(pool.map(first, range(rnd.adds)))
     done.set()
-    watcher.join(60)
+    watcher.join(900)  # a Neo4j start takes minutes on a loaded machine
     for _ in range(40):  # bounded: about 40 s of retries at most
         for i in range(rnd.adds):
             if i in rnd.final:
@@ -183,38 +196,49 @@ def audit(url: str, rnd: Round) -> dict[str, int]:
     }
 
 
-def kill_fault(server: Server, rng: random.Random):
+def kill_fault(server: Server, rng: random.Random, graceful: bool = False):
     def fault(rnd: Round, done: threading.Event) -> None:
         share = rng.uniform(0.2, 0.8)
         while not done.is_set() and len(rnd.first) < share * rnd.adds:
             time.sleep(0.005)
-        server.kill()
+        server.terminate() if graceful else server.kill()
         server.start()
 
     return fault
 
 
-def neo4j_kill_fault(ports: str, rng: random.Random):
-    """SIGKILL to the launcher's Neo4j JVM (its pid file, checked to be our jar) mid-burst, then a
-    fresh start on the same ports and data."""
+def neo4j_restart_fault(ports: str, root: Path, rng: random.Random, graceful: bool):
+    """The launcher's Neo4j mid-burst: stopped cleanly (its ``stop``: SIGTERM, then the JVM's
+    shutdown) or SIGKILLed (its pid file, checked to be our jar), then started again on the same
+    ports and data."""
     import signal
 
     from graphmem.launcher import Neo4jLauncher
 
     bolt, http = (int(p) for p in ports.split(":"))
-    launcher = Neo4jLauncher(bolt_port=bolt, http_port=http)
+    launcher = Neo4jLauncher(root=root, bolt_port=bolt, http_port=http)
 
     def fault(rnd: Round, done: threading.Event) -> None:
         share = rng.uniform(0.2, 0.6)
         while not done.is_set() and len(rnd.first) < share * rnd.adds:
             time.sleep(0.005)
-        pid = launcher._live_pid()
-        if pid is not None:
+        if graceful:
+            launcher.stop()
+        elif (pid := launcher._live_pid()) is not None:
             os.kill(pid, signal.SIGKILL)
-        time.sleep(1.0)
-        launcher.start()
+            time.sleep(1.0)
+        launcher.start(timeout=900, warm=False)
 
     return fault
+
+
+def fault_of(scenario: str, server: Server, link: CommitCut | None, args: argparse.Namespace, rng: random.Random, n: int):
+    if scenario in ("kill", "stop"):
+        return kill_fault(server, rng, graceful=scenario == "stop")
+    if scenario == "cut":
+        assert link is not None
+        return cut_fault(link, rng, n)
+    return neo4j_restart_fault(args.restart_neo4j, args.launcher_root, rng, graceful=scenario == "neo4j-stop")
 
 
 def cut_fault(link: CommitCut, rng: random.Random, round_no: int):
@@ -239,17 +263,16 @@ def soak(store: str, args: argparse.Namespace, rng: random.Random) -> list[dict[
         if store == "neo4j":
             host, port = args.neo4j_url.rsplit("//", 1)[1].split(":")
             link = CommitCut(host, int(port))
-        scenarios = ["kill"] + (["cut"] if link is not None else []) + (["neo4j-kill"] if link and args.kill_neo4j else [])
-        for scenario in scenarios:
+        scenarios = ["kill", "stop"] + (["cut"] if link is not None else []) + \
+            (["neo4j-stop", "neo4j-kill"] if link and args.restart_neo4j else [])
+        for scenario in [s for s in scenarios if not args.scenarios or s in args.scenarios]:
             bolt = f"bolt://127.0.0.1:{link.port}" if link is not None else None
             server = Server(write_config(folder, llm.base_url, store, bolt), folder / f"{scenario}.log")
             server.start()
             try:
-                for n in range(args.rounds if scenario != "neo4j-kill" else 1):
+                for n in range(args.rounds):
                     rnd = Round(f"soak-{uuid.uuid4().hex[:8]}", args.adds)
-                    fault = (kill_fault(server, rng) if scenario == "kill" else cut_fault(link, rng, n) if scenario == "cut"
-                             else neo4j_kill_fault(args.kill_neo4j, rng))
-                    run_round(server, rnd, args.clients, fault)
+                    run_round(server, rnd, args.clients, fault_of(scenario, server, link, args, rng, n))
                     rows.append({"store": store, "fault": scenario, "round": n, **audit(server.url, rnd)})
                     print(rows[-1], flush=True)
             finally:

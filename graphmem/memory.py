@@ -112,7 +112,7 @@ class Memory:
         self.history_log = History(self.config.history_db_path)
         self._reserve = Reserve.beside(self.config.history_db_path)  # room for deletes on a full disk (reserve.py)
         if not self.store.read_only:  # a reader must not settle the owner's in-flight adds
-            self.history_log.repair(self.store.get_memory)
+            self.history_log.repair_at_start(self.store.get_memory)
         self._add = self._pipeline(
             store=self.store,
             embedder=self.embedder,

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 import uuid
 
 import httpx
@@ -159,3 +162,53 @@ def test_the_5xx_detail_names_the_failure_not_its_text():
         said = public_detail(exc)
         assert type(exc).__name__ in said and "10.0.0.5" not in said and "internal" not in said and "/srv" not in said
     assert sys.modules["graphmem.server.views"].HEALTH_WAIT == 1.0
+
+
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_a_stop_on_a_full_disk_keeps_every_change_and_says_so(tmp_path, stop):
+    """``serve`` stopped on a full disk cannot compact its store at close. Before: Ctrl-C exited 1
+    saying "nothing was written", though every acknowledged add was in the journal; SIGTERM ended the
+    process before the store was closed at all. Now both close it, say what was kept, exit 0, and a
+    server started on the same full disk shows every acknowledged add."""
+    if not _can_mount_tmpfs(tmp_path):
+        pytest.skip("this machine cannot mount a size-limited file system without root (unshare -rm + tmpfs)")
+    disk, pid_file, code_file = tmp_path / "disk", tmp_path / "first.pid", tmp_path / "first.code"
+    disk.mkdir()
+    with ScriptedLLMServer() as llm:
+        config = tmp_path / "config.json"
+        config.write_text(json.dumps({
+            "llm": {"provider": "openai_compatible", "config": {"base_url": llm.base_url, "api_key": "k", "model": "scripted"}},
+            "embedder": {"provider": "hashing", "config": {"dims": TEST_DIMS}},
+            "graph_store": {"provider": "embedded", "config": {"path": str(disk / "graph")}},
+            "history_db_path": str(disk / "history.db"), "context": {"summary_every": 0},
+        }))
+        first, second = free_port(), free_port()
+        serve = [" ".join(graphmem_command("serve", "--config", str(config), "--no-auth", "--port", str(p))) for p in (first, second)]
+        # one mount namespace for both servers: the tmpfs (and what it holds) lives as long as the shell
+        script = (f"mount -t tmpfs -o size=4m tmpfs {disk} || exit 9; {serve[0]} & echo $! > {pid_file}; wait $!; "
+                  f"echo $? > {code_file}; exec {serve[1]}")
+        with running(["unshare", "-rm", "sh", "-c", script], f"http://127.0.0.1:{first}/health", tmp_path / "server.log"):
+            acked = []
+            with httpx.Client(base_url=f"http://127.0.0.1:{first}", timeout=60) as c:
+                for i in range(2000):
+                    answer = c.post("/memories", json={"messages": [{"role": "user", "content": f"note {i} " + "x" * 3000}],
+                                                      "user_id": "u0", "infer": False})
+                    if answer.status_code != 200:
+                        break
+                    acked.append(answer.json()["results"][0]["id"])
+            assert answer.status_code == 507 and acked, answer.text
+            os.kill(int(pid_file.read_text()), stop)
+            for _ in range(600):  # bounded wait for the first server's exit (the shell writes its status)
+                if code_file.exists() and code_file.read_text().strip():
+                    break
+                time.sleep(0.1)
+            log = (tmp_path / "server.log").read_text(errors="replace")
+            assert code_file.read_text().strip() == "0", log[-3000:]
+            assert "every change is kept" in log and "graphmem: error" not in log, log[-3000:]
+            for _ in range(600):
+                try:
+                    stored = httpx.get(f"http://127.0.0.1:{second}/memories", params={"user_id": "u0", "limit": 10_000}, timeout=30)
+                    break
+                except httpx.HTTPError:
+                    time.sleep(0.2)
+            assert sorted(m["id"] for m in stored.json()["results"]) == sorted(acked)

@@ -70,3 +70,38 @@ def test_a_memory_left_open_at_exit_does_not_crash_the_process(neo4j_uri, tmp_pa
     for _ in range(4):
         out = subprocess.run([sys.executable, "-c", BUILD_AND_EXIT, json.dumps(config)], capture_output=True, text=True, timeout=120)
         assert out.returncode == 0, (out.returncode, out.stderr[-2000:])
+
+
+SLOW_STATEMENT_AT_EXIT = textwrap.dedent(
+    """
+    import atexit, sys, time
+    from graphmem.stores.neo4j import Neo4jStore, warm
+    from graphmem.stores.neo4j.values import Statement
+
+    store = Neo4jStore(url=sys.argv[1], embedding_dims=8, warm_plans=False)
+    slow = Statement("ping", text_override="UNWIND range(1, 4000000000) AS x WITH x WHERE x < 0 RETURN count(x) AS n")
+
+    def plan_one(group, read):
+        print("start", group[0].name, flush=True)
+        store._plan_one(group, read)
+        print("finished", group[0].name, flush=True)  # minutes of counting, unless interrupted
+
+    atexit.register(lambda: print("thread", "alive" if w.thread.is_alive() else "ended", flush=True))  # runs after the stop
+    w = warm.Warmer([((slow,), True), ((Statement("ping"),), True)], plan_one, interrupt=store._interrupt_warming)
+    w.start()
+    time.sleep(3)  # the statement runs on the server: exit now, without close()
+    """
+)
+
+
+@pytest.mark.neo4j
+def test_exit_ends_the_warmings_statement_in_flight_instead_of_waiting_for_it(neo4j_uri):
+    """Before: the exit waited for the statement in flight (up to 30 s: the 21 s exit after a
+    ``--no-warm`` server start). Now its connection is shut: the statement fails at once, is not
+    retried, nothing after it is planned, and the thread has ended when the process exits. The
+    statement counts to 4e9 (minutes); the bound is far below that."""
+    out = subprocess.run([sys.executable, "-c", SLOW_STATEMENT_AT_EXIT, neo4j_uri], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr[-2000:]
+    lines = out.stdout.split()
+    assert "finished" not in lines and lines.count("start") == 1, out.stdout  # interrupted, and nothing planned after
+    assert out.stdout.strip().endswith("thread ended"), out.stdout

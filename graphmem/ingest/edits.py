@@ -49,7 +49,8 @@ def delete(store: GraphStore, history: History, item: MemoryItem) -> Result:
         current = live(store, item.id)
         if current is None:
             raise NotFoundError(f"no memory with id {item.id!r}")
-        with audited(history, new_id(), scope, [HistoryEvent(current.id, "DELETE", current.text, None, current.role)]):
+        with audited(history, new_id(), scope, [HistoryEvent(current.id, "DELETE", current.text, None, current.role)],
+                     lookup=store.get_memory):
             if not store.delete_memory(current.id):  # removed by a writer that does not lock: nothing written here
                 raise NotFoundError(f"no memory with id {item.id!r}")
     return {"message": "Memory deleted successfully!", "id": item.id}

@@ -241,6 +241,23 @@ class History:
             log.info("history rows of writes with an unknown outcome wait for the store: %s", exc)
             return 0
 
+    def resolve(self, add_id: str, lookup: Callable[[str], MemoryItem | None]) -> bool:
+        """Read an add of unknown outcome back at once: True (its rows committed) when the store
+        answers and shows every change of it; otherwise its rows stay aside for ``settle`` (the
+        store is away, or the commit could still land: a row is only dropped by a later settle)."""
+        with self._using() as db:
+            rows = db.execute("SELECT seq, memory_id, event, new_memory FROM history WHERE committed = 2 AND add_id = ?",
+                              (add_id,)).fetchall()
+        try:
+            if not rows or not all(_visible(lookup(memory_id), event, text) for _, memory_id, event, text in rows):
+                return False
+        except GraphMemError as exc:
+            log.info("write %s has an unknown outcome and the store does not answer yet: %s", add_id, exc)
+            return False
+        with self._using() as db:
+            db.executemany("UPDATE history SET committed = 1 WHERE seq = ?", [(seq,) for seq, *_ in rows])
+        return True
+
     def repair(self, lookup: Callable[[str], MemoryItem | None], states: tuple[int, ...] = (0, 2)) -> int:
         """Resolve rows left staged by a crash, or set aside, against the store; returns how many were kept."""
         marks = ", ".join(str(int(state)) for state in states)
@@ -248,11 +265,7 @@ class History:
             pending = db.execute(f"SELECT seq, memory_id, event, new_memory FROM history WHERE committed IN ({marks})").fetchall()
         kept = 0
         for seq, memory_id, event, new_memory in pending:
-            item = lookup(memory_id)
-            if event == "DELETE":  # soft (deleted_at set by an add) or for good (delete by id)
-                visible = item is None or item.deleted_at is not None
-            else:
-                visible = item is not None and item.text == new_memory
+            visible = _visible(lookup(memory_id), event, new_memory)
             with self._using() as db:
                 if visible:
                     db.execute("UPDATE history SET committed = 1 WHERE seq = ?", (seq,))
@@ -260,6 +273,15 @@ class History:
                 else:
                     db.execute("DELETE FROM history WHERE seq = ?", (seq,))
         return kept
+
+    def repair_at_start(self, lookup: Callable[[str], MemoryItem | None]) -> None:
+        """``repair`` when a Memory opens. On a full disk the rows wait (they stay staged or aside,
+        hidden from reads, and are repaired at a later start or settle): a start must not fail, or
+        the deletes that free space could not run."""
+        try:
+            self.repair(lookup)
+        except StorageFullError as exc:
+            log.warning("history rows left by an interrupted or unknown write wait for room on the disk: %s", exc)
 
     def record(self, scope: Scope, events: list[HistoryEvent]) -> None:
         """Stage and commit at once, for changes the store already holds (delete by id)."""
@@ -375,6 +397,13 @@ def _migrate(db: sqlite3.Connection) -> None:
         if column not in present:
             db.execute(f"ALTER TABLE history ADD COLUMN {column} {kind}")
     db.executescript(_LATER_INDEXES)
+
+
+def _visible(item: MemoryItem | None, event: str, new_memory: str | None) -> bool:
+    """Whether the store shows a history row's change."""
+    if event == "DELETE":  # soft (deleted_at set by an add) or for good (delete by id)
+        return item is None or item.deleted_at is not None
+    return item is not None and item.text == new_memory
 
 
 _SQLITE_FULL = 13  # SQLite's result code for "database or disk is full"

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -71,10 +73,24 @@ def _serve(ns: argparse.Namespace, config: dict[str, Any] | None) -> int:
         print(f"graphmem serve: REST API at {where['base']} ({keys})\n"
               f"  inspector: {where['ui']}\n  docs:   {where['docs']}\n  health: {where['health']}\n  stop with Ctrl-C",
               file=sys.stderr, flush=True)
+        _stop_on_sigterm()
         uvicorn.run(app, host=ns.host, port=ns.port, log_level="warning", access_log=False)
     finally:
         memory.sync.close()
     return 0
+
+
+def _stop_on_sigterm() -> None:
+    """After its graceful shutdown uvicorn raises the stop signal again under the handler found
+    before it; SIGTERM's default action would end the process there, before the store and the
+    history are closed (an embedded store left uncompacted, history rows left for the next start's
+    repair). As a SystemExit the ``finally`` closes them."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _exit_cleanly)
+
+
+def _exit_cleanly(signum: int, frame: object) -> None:
+    raise SystemExit(0)
 
 
 def _access_log() -> None:

@@ -44,11 +44,13 @@ Record = dict[str, Any]
 _NO_ROOM = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 
 
-def _write_error(what: str, exc: OSError) -> StoreError:
+def _write_error(what: str, exc: OSError, kept: str = "nothing was written") -> StoreError:
+    """``kept``: what the failed write leaves in place, said as it is (a record: nothing of it; a
+    snapshot: the old snapshot and the journal, so every change)."""
     if exc.errno in _NO_ROOM:
-        return StorageFullError(f"{what}: the disk is full ({exc.strerror}); nothing was written "
+        return StorageFullError(f"{what}: the disk is full ({exc.strerror}); {kept} "
                                 "(delete and forget still work to free space)")
-    return StoreError(f"{what}: {exc}")
+    return StoreError(f"{what}: {exc}; {kept}")
 
 
 def _packed(value: Any) -> Any:
@@ -211,7 +213,8 @@ class Journal:
         except OSError as exc:
             with contextlib.suppress(OSError):
                 tmp.unlink(missing_ok=True)  # a half-written copy would hold the space a full disk lacks
-            raise _write_error(f"cannot write snapshot {self.snapshot_path}", exc) from exc
+            raise _write_error(f"cannot write snapshot {self.snapshot_path}", exc,
+                               "every change is kept (the journal holds what the snapshot does not)") from exc
         self.lines = 0
 
     def close(self) -> None:

@@ -404,6 +404,9 @@ class EmbeddedStore(GraphStore):
             try:
                 if self._journal.lines and not self.read_only:
                     self._journal.write_snapshot(self._graph.snapshot())
+            except StoreError as exc:  # a full disk: the snapshot is an optimisation, the journal the record
+                log.warning("closed %s without compacting it, and lost nothing (the next start loads the journal): %s",
+                            self.path, exc)
             finally:
                 self._journal.close()
 

@@ -13,7 +13,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from datetime import datetime
 from typing import Any, Literal, TypeVar
 
@@ -40,6 +40,7 @@ from graphmem.stores.neo4j import bulk as bulk_queries
 from graphmem.stores.neo4j import (
     bulk_graph,
     cached_search,
+    commits,
     embedder_record,
     lifecycle,
     partition,
@@ -169,17 +170,24 @@ class Neo4jStore(GraphStore):
             span.update(tracing.returned_rows(records))
             return records
 
-    def _session(self) -> neo4j.Session:
+    def _session(self, access: str = neo4j.WRITE_ACCESS) -> neo4j.Session:
         return self._driver.session(
             database=self.database,
+            default_access_mode=access,
             bookmark_manager=self._driver.execute_query_bookmark_manager,
             notifications_min_severity=NOTIFICATIONS,
         )
 
     def _in_write_transaction(self, work: Callable[[neo4j.ManagedTransaction], T]) -> T:
+        """``work`` in a managed write transaction, retried by the driver until it reaches COMMIT,
+        never after: a failure from then on is WriteOutcomeUnknown (commits.py)."""
+        attempts = commits.Attempts(work)
         with tracing.transaction_span(self.url, self.database, "transaction"), translated(self.url), self._driving(), \
-                self._session() as session:
-            return session.execute_write(work)
+                self._session() as session, self._committing(attempts):
+            return session.execute_write(attempts)
+
+    def _committing(self, attempts: commits.Attempts[T] | None) -> AbstractContextManager[None]:
+        return commits.outcome_of(attempts, redact_url(self.url), lambda exc: reason(exc, self.url))
 
     def _run(self, tx: neo4j.ManagedTransaction | neo4j.Transaction, stmt: Statement) -> list[neo4j.Record]:
         with tracing.statement_span(self.url, self.database, stmt, "write") as span:
@@ -256,20 +264,24 @@ class Neo4jStore(GraphStore):
             return
         warm.WARMED.add(key)
         jobs = warm.statements(self.embedding_dims, self.vector_plan, self.search_relation_limit)
-        self._warmer = warm.Warmer(jobs, self._plan_one, then=self._rehearse).start()
+        self._warmer = warm.Warmer(jobs, self._plan_one, then=self._rehearse, interrupt=self._interrupt_warming).start()
+
+    def _interrupt_warming(self) -> None:
+        """End the warming's statement in flight (exit, close): its connection is shut. Only with a
+        driver of our own: a caller's driver may run the caller's statements meanwhile."""
+        if self._owns_driver:
+            warm.shut_connections_in_use(self._driver)
 
     def wait_warm(self, timeout: float | None = None) -> bool:
         """Wait until this store's plan warming (if it started one) is over; True when it is."""
         return self._warmer is None or self._warmer.done.wait(timeout)
 
     def _plan_one(self, group: tuple[Statement, ...], read: bool) -> None:
-        """Reads run as they are; writes run together in one transaction that is rolled back
-        (planned in the transaction shape they run in, kept nothing)."""
-        if read:
-            for stmt in group:
-                self._query(stmt, read=True)
-            return
-        with translated(self.url), self._driving(), self._session() as session:
+        """Statements run together in one explicit transaction that is rolled back (planned in
+        the transaction shape they run in, kept nothing). Explicit, not managed: the driver never
+        retries it, so a statement interrupted at exit (Warmer.stop_at_exit) is not sent again."""
+        access = neo4j.READ_ACCESS if read else neo4j.WRITE_ACCESS
+        with translated(self.url, writing=not read), self._driving(), self._session(access) as session:
             tx = session.begin_transaction()
             try:
                 for stmt in group:
@@ -438,13 +450,14 @@ class Neo4jStore(GraphStore):
         with translated(self.url), self._driving():
             try:
                 result = work(tx)
-                with tracing.transaction_span(self.url, self.database, "COMMIT"):
-                    tx.commit()
-                return result
             except TransientError:
                 log.info("the locked write of scope %s failed transiently; writing again in a managed transaction", scope.key)
                 if not tx.closed():
                     tx.rollback()
+            else:
+                with self._committing(None), tracing.transaction_span(self.url, self.database, "COMMIT"):
+                    tx.commit()  # COMMIT sent: a failure now is an unknown outcome, not a retry
+                return result
         lock = queries.scope_lock(scope)
 
         def again(retry: neo4j.ManagedTransaction) -> T:
@@ -701,9 +714,8 @@ class Neo4jStore(GraphStore):
     def close(self) -> None:
         if self._warmer is not None:
             # the warmer's statement in flight uses a pooled connection: closing the driver under it made
-            # the driver raise BufferError (a connection written by two threads); let it finish first
-            self._warmer.stopping.set()
-            self._warmer.thread.join(timeout=WARM_CLOSE_WAIT)
+            # the driver raise BufferError (a connection written by two threads); it is ended, then waited for
+            self._warmer.stop_at_exit(WARM_CLOSE_WAIT)
         self.plans.stop(WARM_CLOSE_WAIT)
         if self._owns_driver:
             with translated(self.url):

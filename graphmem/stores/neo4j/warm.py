@@ -26,7 +26,9 @@ left behind. A read-only store skips it.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import logging
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -99,10 +101,11 @@ class Warmer:
     """Runs ``plan_one`` over the statements on a daemon thread; ``done`` is set when it has."""
 
     def __init__(self, jobs: list[Job], plan_one: Callable[[tuple[Statement, ...], bool], None],
-                 then: Callable[[], None] | None = None) -> None:
+                 then: Callable[[], None] | None = None, interrupt: Callable[[], None] | None = None) -> None:
         self.jobs = jobs
         self.plan_one = plan_one
         self.then = then  # run once the statements are planned (the store's rehearsal)
+        self.interrupt = interrupt  # ends the statement in flight now (the store: its connections' sockets shut)
         self.done = threading.Event()
         self.stopping = threading.Event()
         self.seconds: float | None = None
@@ -117,8 +120,16 @@ class Warmer:
         return self
 
     def stop_at_exit(self, wait: float = EXIT_WAIT) -> None:
-        """Let the statement in flight finish and plan nothing after it (atexit; close() does the same)."""
+        """Plan nothing more and end the statement in flight (atexit; close() does the same). A
+        statement being planned on a cold server takes up to tens of seconds, and the exit used to
+        wait for it (a short-lived process exited 21 s after its work); ``interrupt`` shuts its
+        connection so the driver fails it at once, and the thread, seeing ``stopping``, ends."""
         self.stopping.set()
+        if self.thread.is_alive() and self.interrupt is not None:
+            try:
+                self.interrupt()
+            except Exception as exc:  # noqa: BLE001 - then the statement in flight is waited for, as before
+                log.debug("could not interrupt the warming's statement: %s", exc)
         if self.thread.is_alive():
             self.thread.join(timeout=wait)
 
@@ -146,6 +157,25 @@ class Warmer:
             self.seconds = time.perf_counter() - started
             self.done.set()
             atexit.unregister(self.stop_at_exit)
+
+
+def shut_connections_in_use(driver: object) -> int:
+    """Shut the sockets of the driver's connections in use (the warmer's, at exit or close: nobody
+    else's statement runs then), so a statement waiting on the server fails now; returns how many.
+    The pool is the driver's private part: anything unexpected leaves it alone."""
+    pool = getattr(driver, "_pool", None)
+    shut = 0
+    for connections in list(getattr(pool, "connections", {}).values()):
+        for connection in list(connections):
+            if not getattr(connection, "in_use", False):
+                continue
+            sock = getattr(connection, "socket", None)
+            raw = getattr(sock, "_socket", sock)
+            if isinstance(raw, socket.socket):
+                with contextlib.suppress(OSError):
+                    raw.shutdown(socket.SHUT_RDWR)
+                    shut += 1
+    return shut
 
 
 def rehearsal(dims: int) -> tuple[GraphWrite, list[float]]:
