@@ -6,7 +6,7 @@ lazy ones inside functions and ``TYPE_CHECKING`` ones included, without importin
 optional extra needs to be installed), adds no dependency, and its table below is the layer order in
 one place. The layers, lowest first (graphmem/__init__.py says the same in words):
 
-    foundation   errors, types, results, schema, launcher, home
+    foundation   redact, errors, types, results, schema, launcher, home
     models       llm, stages, embeddings
     stores       stores (neo4j, embedded; one contract)
     core         retrieval, ingest, lifecycle, compat
@@ -25,7 +25,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "graphmem"
 
-FOUNDATION = {"errors", "types", "results", "schema", "launcher", "home"}
+FOUNDATION = {"redact", "errors", "types", "results", "schema", "launcher", "home"}
 MODELS = {"llm", "stages", "embeddings"}
 CORE = {"retrieval", "ingest", "lifecycle", "compat"}
 FACADE = {"config", "factory", "memory", "aio"}
@@ -33,21 +33,22 @@ INTERFACES = {"cli", "server", "ui", "browser", "integrations", "testing"}
 
 #: What each unit (a package, or a module at graphmem's top) may import besides itself.
 ALLOWED: dict[str, set[str]] = {
-    "errors": set(),
+    "redact": set(),
+    "errors": {"redact"},
     "types": {"errors", "results"},
     "results": {"errors", "llm"},  # Usage: llm/usage.py's token counts, a TypedDict
     "schema": {"errors", "types"},
     "launcher": {"errors", "home"},
     "home": set(),
-    "embeddings": {"errors", "types", "schema", "home"},
-    "llm": {"errors", "types", "results", "schema", "stages"},  # structured output reads the stages' tool schemas
+    "embeddings": {"errors", "types", "schema", "home", "redact"},
+    "llm": {"errors", "types", "results", "schema", "stages", "redact"},  # structured output reads the stages' tool schemas
     "stages": {"errors", "types", "results", "schema", "llm"},
     "stores": FOUNDATION | {"embeddings"},
     "retrieval": FOUNDATION | MODELS | {"stores"},
     "ingest": FOUNDATION | MODELS | {"stores", "retrieval", "lifecycle", "config", "memory"},
     "lifecycle": FOUNDATION | MODELS | {"stores", "ingest", "config", "factory", "memory"},
     "compat": FOUNDATION | MODELS | {"stores", "lifecycle", "memory"},
-    "config": {"errors", "types", "schema", "compat"},
+    "config": {"errors", "types", "schema", "compat", "redact"},
     "factory": FOUNDATION | MODELS | {"stores", "config"},
     "memory": FOUNDATION | MODELS | CORE | {"stores", "config", "factory"},
     "aio": FOUNDATION | MODELS | CORE | FACADE,
