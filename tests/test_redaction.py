@@ -139,3 +139,33 @@ def test_doctor_output_shows_no_credentials(tmp_path):
     assert done.returncode == 1
     assert "model: scripted at http://127.0.0.1" in done.stdout and "store: Neo4j bolt://127.0.0.1" in done.stdout
     assert_clean(done.stdout + done.stderr)
+
+
+def test_mcp_error_and_log_show_no_credentials(tmp_path):
+    """``graphmem mcp --http``: a tool call whose model refuses answers a tool error, and the server
+    logs the failure with its address, neither with the credentials."""
+    import asyncio
+
+    from mcp.client import Client
+
+    with ScriptedLLMServer() as server:
+        server.inject(Fault.SERVER_ERROR, times=50)
+        path = tmp_path / "config.json"
+        path.write_text(json.dumps(config(tmp_path, with_credentials(server.base_url))), encoding="utf-8")
+        port = free_port()
+        args = graphmem_command("mcp", "--http", "--port", str(port), "--user", "alice", "--no-auth", "--config", str(path))
+        log = tmp_path / "mcp.log"
+
+        async def call() -> str:
+            async with Client(f"http://127.0.0.1:{port}/mcp", read_timeout_seconds=60) as client:
+                result = await client.call_tool("add_memory", {"messages": "I live in Lisbon"})
+                assert result.is_error
+                return str(result.content[0].text)
+
+        with running(args, f"http://127.0.0.1:{port}/mcp", log):
+            answer = asyncio.run(call())
+    assert "LLMUnavailableError" in answer
+    assert_clean(answer)
+    text = log.read_text(encoding="utf-8", errors="replace")
+    assert "tool add_memory failed: LLMUnavailableError" in text and "127.0.0.1" in text
+    assert_clean(text)

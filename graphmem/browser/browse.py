@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-from graphmem.browser.copies import copy_into, copy_key, refuse_store_data
+from graphmem.browser.copies import DISPLAY_PORTS, copy_into, copy_key, refuse_store_data
 from graphmem.browser.queries import (
     SCOPE_PARAMETERS,
     VIEWS,
@@ -46,9 +46,6 @@ Out = Callable[[str], None]
 #: What a CLI flag gives for a view parameter other than the scope ids.
 FLAGS = {"entity": "--entity", "from": "--from", "to": "--to", "relation_id": "--relation"}
 _SECURE_SCHEMES = ("+s", "+ssc")
-#: bolt and HTTP ports of the launcher server that holds display copies: not the launcher's default
-#: 7687/7474, which a Neo4j store's default url names (each bolt port is its own server and data)
-DISPLAY_PORTS = (7688, 7475)
 
 
 @dataclass(frozen=True)
@@ -351,4 +348,4 @@ def run(ns: Any, config: dict[str, Any] | None) -> int:
     return 0
 
 
-__all__ = ["BrowseResult", "Target", "browse", "browser_link", "default_browser_url", "run"]
+__all__ = ["DISPLAY_PORTS", "BrowseResult", "Target", "browse", "browser_link", "default_browser_url", "run"]

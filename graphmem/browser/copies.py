@@ -21,6 +21,9 @@ from graphmem.types import Relation, Scope
 
 #: the scope prefix of display copies (a store's scope key is a JSON list: it starts with "[")
 COPY_PREFIX = "display-copy:"
+#: bolt and HTTP ports of the launcher server that holds display copies: not the launcher's default
+#: 7687/7474, which a Neo4j store's default url names (each bolt port is its own server and data)
+DISPLAY_PORTS = (7688, 7475)
 
 
 class Runs(Protocol):
@@ -39,9 +42,9 @@ def refuse_store_data(connection: Runs, where: str) -> None:
     if connection.run("store_data", {"prefix": COPY_PREFIX})[0]["holds_store_data"]:
         raise StoreError(
             f"the Neo4j at {where} holds data of a graphmem Neo4j store; graphmem browse puts display copies of "
-            "the embedded store only in a Neo4j of their own (by default the launcher on --bolt-port 7688 "
-            "--http-port 7475), never beside a store's data. Browse with other ports, or with a config whose "
-            "graph_store is that Neo4j to see its own data.")
+            f"the embedded store only in a Neo4j of their own (by default the launcher on --bolt-port {DISPLAY_PORTS[0]} "
+            f"--http-port {DISPLAY_PORTS[1]}), never beside a store's data. Browse with other ports, or with a config "
+            "whose graph_store is that Neo4j to see its own data.")
 
 
 def copy_into(connection: Runs, graph: Any, ontology: Any = None) -> tuple[int, int, int]:
@@ -71,4 +74,4 @@ def _relation_payload(relation: Relation, key: str) -> dict[str, Any]:
             "properties": {k: v for k, v in props.items() if v is not None}}
 
 
-__all__ = ["COPY_PREFIX", "copy_into", "copy_key", "refuse_store_data"]
+__all__ = ["COPY_PREFIX", "DISPLAY_PORTS", "copy_into", "copy_key", "refuse_store_data"]
