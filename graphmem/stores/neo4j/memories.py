@@ -179,7 +179,7 @@ def to_hits(rows: Iterable[Mapping[str, Any]]) -> list[MemoryItem]:
 
 
 def to_similar(hits: Iterable[Mapping[str, Any]]) -> list[tuple[int, MemoryItem]]:
-    """resolve's and single_pass_context's ``similar`` hits: (fact index, live memory with its cosine)."""
+    """resolve's ``similar`` hits: (fact index, live memory with its cosine)."""
     return [(int(hit["i"]), to_memory(hit["memory"], {"vector": float(hit["cosine"])}))
             for hit in hits if is_live(hit["memory"])]
 

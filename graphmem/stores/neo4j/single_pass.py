@@ -43,6 +43,7 @@ def context_statement(scope: Scope, query: AddContextQuery, plan: VectorPlan) ->
 def to_context(row: Any) -> AddContext:
     return AddContext(
         queries.to_relations(row["relations"]),
-        [item for _, item in memory_queries.to_similar(row["similar"])],
+        [memory_queries.to_memory(hit["memory"], {"vector": float(hit["cosine"])})
+         for hit in row["similar"] if memory_queries.is_live(hit["memory"])],
         memory_queries.to_memories(row["mentioning"]),
     )
