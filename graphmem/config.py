@@ -8,7 +8,8 @@
         "custom_fact_extraction_prompt": None, "custom_update_memory_prompt": None,
     })
 
-Secrets (api keys, passwords) are SecretStr: they never appear in reprs or logs.
+Secrets (api keys, passwords) are SecretStr, and URLs are shown without their credentials: neither
+appears in reprs or logs.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from graphmem.compat import mem0_config as mem0_compat
 from graphmem.errors import ConfigError
 from graphmem.home import default_store_folder, graphmem_home
 from graphmem.observability import spans
+from graphmem.redact import redact_value
 from graphmem.schema import limits
 from graphmem.schema.ontology import Ontology
 
@@ -59,6 +61,12 @@ LLM_PROVIDERS = {
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True, defer_build=True)
+
+    def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
+        # a URL may hold credentials (http://user:pass@host/v1) and a free-form config dict a key:
+        # every repr (and str) of a config shows them masked (graphmem.redact)
+        for key, value in super().__repr_args__():
+            yield key, redact_value(key, value)
 
 
 def _env(name: str, default: str | None = None) -> str | None:
@@ -104,10 +112,6 @@ class EmbedderConfig(_Model):
     config: dict[str, Any] = Field(default_factory=dict)
     embedding_dims: int | None = Field(None, ge=1)  # mem0's key for a model whose size is fixed: checked at start
 
-    def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:  # api keys may sit in config
-        for key, value in super().__repr_args__():
-            yield key, ({k: ("**********" if "key" in k else v) for k, v in value.items()} if key == "config" else value)
-
 
 class Neo4jSettings(_Model):
     url: str = "bolt://127.0.0.1:7687"
@@ -140,10 +144,6 @@ class GraphStoreConfig(_Model):
             return Neo4jSettings(**self.config) if self.provider == "neo4j" else EmbeddedSettings(**self.config)
         except ValidationError as exc:
             raise ConfigError(f"graph_store.config for {self.provider}: {_errors(exc)}") from exc
-
-    def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:  # the password may sit in config
-        for key, value in super().__repr_args__():
-            yield key, ({k: ("**********" if k == "password" else v) for k, v in value.items()} if key == "config" else value)
 
 
 class ContextConfig(_Model):

@@ -20,14 +20,21 @@
             └── LauncherError      the local Neo4j launcher could not build, start or stop Neo4j
 
 Driver, HTTP and SDK exceptions are translated at the boundary with ``raise ... from exc`` so the
-original stays available as ``__cause__``.
+original stays available as ``__cause__``. Messages are redacted (graphmem.redact) when made.
 """
 
 from __future__ import annotations
 
+from graphmem.redact import redact_text
+
 
 class GraphMemError(Exception):
-    """Root of every error graphmem raises."""
+    """Root of every error graphmem raises. Its text never carries a secret: credentials in URLs,
+    keys and tokens are masked when the error is made (graphmem.redact), so a message may name the
+    URL it failed on whatever the caller logs or sends back."""
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*(redact_text(a) if isinstance(a, str) else a for a in args))
 
 
 class ConfigError(GraphMemError):

@@ -40,7 +40,6 @@ from graphmem.cli.main import main
 from graphmem.embeddings import HashingEmbedder
 from graphmem.errors import (
     InvalidInputError,
-    StoreError,
     StoreUnavailableError,
 )
 from graphmem.lifecycle.export import read_graph, to_cypher, to_graphml, to_json
@@ -503,36 +502,6 @@ def test_demo_browse_hint_names_the_config_it_needs(tmp_path):
     hint = browse_hint(store, None)
     written = json.loads(hint.split("echo '")[1].split("' >")[0])
     assert written == {"graph_store": store} and f"graphmem browse --user {U} --config demo-neo4j.json" in hint
-
-
-def test_browse_embedded_copies_the_scope_into_neo4j(embedded, neo4j_store, neo4j_uri, cypher_run):
-    scope = Scope.of(user_id=f"embedded-{uuid.uuid4().hex[:8]}")
-    lines: list[str] = []
-    try:
-        load_story(embedded, scope, embedded.dims)
-        config = embedded_config(embedded)
-        embedded.close()
-        for _ in range(2):  # a second browse replaces the copy
-            result = browse(config, scope, launcher=_LauncherStandIn(neo4j_uri), out=lines.append)
-        assert "the project's Neo4j launcher" in lines[0] and "embedded store" in lines[0]
-        assert result.entities == 6 and result.relations == 5 and result.current == 4
-        copied = read_graph(neo4j_store, scope, include_invalidated=True)
-        assert sorted(r.relationship for r in copied.relations) == ["HAS_NAME", "HAS_NAME", "HAS_PET", "HAS_SISTER", "LOVES_PLAYING"]
-        _, editor = browser_reads(result.url)
-        rows = cypher_run(editor)
-        assert len({r["e"]["name"] for r in rows} | {r["d"]["name"] for r in rows}) == 5  # badminton: retired only
-
-        own = Scope.of(user_id=f"own-{uuid.uuid4().hex[:8]}")  # written by the Neo4j store: never overwritten
-        load_story(neo4j_store, own, neo4j_store.dims)
-        from graphmem.stores.embedded import EmbeddedStore
-
-        with EmbeddedStore(path=config["graph_store"]["config"]["path"], embedding_dims=32) as again:
-            load_story(again, own, 32)
-        with pytest.raises(StoreError, match="already holds"):
-            browse(config, own, launcher=_LauncherStandIn(neo4j_uri), out=lines.append)
-        cleanup(neo4j_store, own)
-    finally:
-        cleanup(neo4j_store, scope)
 
 
 # --- in a real browser ----------------------------------------------------------------------------

@@ -1,5 +1,5 @@
-// purpose: load one scope's graph read from another store (the embedded one) into this Neo4j for viewing: replaces an earlier copy of the scope, marked by copied_from; run only when no Neo4j-store data of the scope is here (scope_summary)
-// parameters: $scope (the scope key), $entities (list of {labels, properties}), $relations (list of {type, source_id, destination_id, properties})
+// purpose: load one scope's graph read from another store (the embedded one) into this Neo4j for viewing: replaces an earlier copy of the scope, marked by copied_from and a scope of its own; run only when no Neo4j-store data is here (store_data)
+// parameters: $scope (the copy's scope key: display-copy: + the scope's key, which no store reads), $entities (list of {labels, properties}), $relations (list of {type, source_id, destination_id, properties})
 CALL () {
   MATCH (old:Entity)
   WHERE old.scope = $scope AND old.copied_from IS NOT NULL

@@ -1,9 +1,10 @@
 """``graphmem browse``: a Neo4j Browser URL that opens with a saved view of one scope pre-filled.
 
-Which Neo4j: the configured Neo4j store; with the embedded store (or no config) the project's
-launcher, into which the scope's graph is copied for viewing (nodes marked ``copied_from``; a copy
-never replaces data that graphmem's Neo4j store wrote there). Before printing a URL it checks that
-the scope has a graph, and gives its entities a display label per type (see style.py).
+Which Neo4j: the configured Neo4j store; with the embedded store (or no config) a launcher server
+of browse's own (ports DISPLAY_PORTS, not the store's default ones), into which the scope's graph
+is copied for viewing: a display copy, never written beside a store's data and never read by a
+store (copies.py). Before printing a URL it checks that the scope has a graph, and gives its
+entities a display label per type (see style.py).
 
 The URL uses Browser's ``cmd=edit&arg=<statement>`` (editor pre-filled), ``dbms=<bolt url>``
 (connect there) and, without authentication, ``preselectAuthMethod=NO_AUTH``. Browser 5.24
@@ -20,6 +21,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import quote, urlsplit
 
+from graphmem.browser.copies import DISPLAY_PORTS, copy_into, copy_key, refuse_store_data
 from graphmem.browser.queries import (
     SCOPE_PARAMETERS,
     VIEWS,
@@ -36,10 +38,10 @@ from graphmem.errors import (
     StoreError,
     StoreUnavailableError,
 )
-from graphmem.lifecycle.export import attribute_properties, open_reader, read_graph
+from graphmem.lifecycle.export import open_reader, read_graph
 from graphmem.schema.counts import counted
-from graphmem.schema.labels import TYPE_LABELS, type_label
-from graphmem.types import Relation, Scope, iso, parse_time
+from graphmem.schema.labels import TYPE_LABELS
+from graphmem.types import Scope, iso, parse_time
 
 Out = Callable[[str], None]
 #: What a CLI flag gives for a view parameter other than the scope ids.
@@ -189,13 +191,14 @@ def configured_target(settings: Neo4jSettings, browser_url: str | None = None) -
 
 def launcher_target(launcher: Any = None, browser_url: str | None = None, why: str = "",
                     ports: tuple[int, int] | None = None) -> Target:
-    """The project's Neo4j launcher (on ``ports``, bolt and HTTP, default 7687 and 7474), started when
+    """The project's Neo4j launcher (on ``ports``, bolt and HTTP, default DISPLAY_PORTS), started when
     it is not running (Browser there needs no login)."""
     try:
         if launcher is None:
             from graphmem.launcher import Neo4jLauncher
 
-            launcher = Neo4jLauncher(bolt_port=ports[0], http_port=ports[1]) if ports else Neo4jLauncher()
+            bolt, http = ports or DISPLAY_PORTS
+            launcher = Neo4jLauncher(bolt_port=bolt, http_port=http)
         uri = launcher.start()
     except LauncherError as exc:
         raise LauncherError(f"{exc} (graphmem browse takes other ports: --bolt-port B --http-port H)") from exc
@@ -234,16 +237,17 @@ def browse(config: dict[str, Any] | MemoryConfig | None, scope: Scope, view: str
         target = launcher_target(launcher, browser_url, f" (the config uses {where}; the scope's graph is copied there)", ports)
     out(f"Neo4j: {target.description}")
     connection = _Connection(target)
+    key = scope.key if copy is None else copy_key(scope)
     try:
         if browser_url is None:
             target = _with_server_browser_url(connection, target, out)
         if copy is not None:
-            _copy_into(connection, copy, out, cfg.graph_store.ontology)
-        summary = connection.run("scope_summary", {"scope": scope.key})[0]
+            _copy(connection, copy, out, cfg.graph_store.ontology)
+        summary = connection.run("scope_summary", {"scope": key})[0]
         if not summary["entities"]:
             raise _no_graph(scope, target.description, None if copy is None else len(copy.memories))
-        _label_types(connection, scope, out, labels_for(cfg.graph_store.ontology))
-        _caption_self(connection, scope, out)
+        _label_types(connection, key, out, labels_for(cfg.graph_store.ontology))
+        _caption_self(connection, scope, key, out)
     finally:
         connection.close()
     url = browser_link(target, bound_statement(view, values))
@@ -279,42 +283,18 @@ def _view_values(view: str, scope: Scope, extra: dict[str, Any]) -> dict[str, An
     return values
 
 
-def _copy_into(connection: _Connection, graph: Any, out: Out, ontology: Any = None) -> None:
-    """Replace the earlier display copy of the scope with the embedded store's graph."""
-    scope = graph.scope
-    summary = connection.run("scope_summary", {"scope": scope.key})[0]
-    if summary["entities"] > summary["copied"]:
-        raise StoreError(
-            f"the Neo4j at {connection.target.bolt_url} already holds {_named(scope)} written by graphmem's "
-            "Neo4j store; browse will not mix the embedded store's copy into it. Browse with a config whose "
-            "graph_store is that Neo4j.")
-
-    labels = labels_for(ontology)
-    scope_props = {"scope": scope.key, **{k: v for k, v in scope.properties().items() if v is not None}}
-    source = f"embedded:{graph.scope.key}"
-    entities = [{"labels": ["Entity"], "properties": {
-        "id": e.id, "name": e.name, "canonical": e.canonical, "entity_type": e.entity_type, "mentions": e.mentions,
-        "created_at": e.created_at, "updated_at": e.updated_at, "copied_from": source, **scope_props,
-        **attribute_properties(e.attributes)}}
-        for e in graph.entities]
-    relations = [_relation_payload(r, scope) for r in graph.relations]
-    row = connection.run("copy_scope", {"scope": scope.key, "entities": entities, "relations": relations}, write=True)[0]
-    labelled = sum(1 for e in graph.entities if type_label(e.entity_type) or e.entity_type in labels)
-    out(f"copied {_named(scope)} from the embedded store: {counted(row['entities'], 'entity')} ({labelled} with a styled type), "
-        f"{counted(row['relations'], 'relation')} incl. invalidated ones (a display copy, replaced on the next browse)")
+def _copy(connection: _Connection, graph: Any, out: Out, ontology: Any = None) -> None:
+    """Replace the earlier display copy of the scope with the embedded store's graph, in a database
+    without any store's data (copies.py)."""
+    refuse_store_data(connection, connection.target.bolt_url)
+    entities, relations, styled = copy_into(connection, graph, ontology)
+    out(f"copied {_named(graph.scope)} from the embedded store: {counted(entities, 'entity')} ({styled} with a styled type), "
+        f"{counted(relations, 'relation')} incl. invalidated ones (a display copy, replaced on the next browse)")
 
 
-def _relation_payload(relation: Relation, scope: Scope) -> dict[str, Any]:
-    props = {"id": relation.id, "scope": scope.key, "valid_at": relation.valid_at, "invalid_at": relation.invalid_at,
-             "created_at": relation.created_at, "expired_at": relation.expired_at, "mentions": relation.mentions,
-             "provenance": list(relation.provenance)}
-    return {"type": relation.relationship, "source_id": relation.source_id, "destination_id": relation.destination_id,
-            "properties": {k: v for k, v in props.items() if v is not None}}
-
-
-def _label_types(connection: _Connection, scope: Scope, out: Out, labels: dict[str, str] = TYPE_LABELS) -> None:
+def _label_types(connection: _Connection, key: str, out: Out, labels: dict[str, str] = TYPE_LABELS) -> None:
     try:
-        connection.run("label_entity_types", {"scope": scope.key, "labels": labels}, write=True)
+        connection.run("label_entity_types", {"scope": key, "labels": labels}, write=True)
     except StoreError as exc:  # e.g. a read-only user: the graph still shows, in one colour
         out(f"note: could not add the display labels that colour entities by type ({exc})")
 
@@ -323,10 +303,10 @@ def _label_types(connection: _Connection, scope: Scope, out: Out, labels: dict[s
 NAME_TYPES = ["HAS_NAME", "IS_NAMED", "NAMED", "NAME_IS", "CALLED", "GOES_BY"]
 
 
-def _caption_self(connection: _Connection, scope: Scope, out: Out) -> None:
+def _caption_self(connection: _Connection, scope: Scope, key: str, out: Out) -> None:
     from graphmem.types import canonical_name
 
-    params = {"scope": scope.key, "self_canonical": canonical_name(scope.self_name), "name_types": NAME_TYPES}
+    params = {"scope": key, "self_canonical": canonical_name(scope.self_name), "name_types": NAME_TYPES}
     try:
         connection.run("caption_self", params, write=True)
     except StoreError as exc:  # a read-only user: the own node keeps its id as caption
@@ -379,4 +359,4 @@ def run(ns: Any, config: dict[str, Any] | None) -> int:
     return 0
 
 
-__all__ = ["BrowseResult", "Target", "browse", "browser_link", "default_browser_url", "run"]
+__all__ = ["DISPLAY_PORTS", "BrowseResult", "Target", "browse", "browser_link", "default_browser_url", "run"]

@@ -137,10 +137,11 @@ def check_store(store_config: Any, dims: int, precision: str = "fp32") -> tuple[
     running `graphmem serve` does not matter), with the embedder's dimensions and precision."""
     from graphmem.config import EmbeddedSettings
     from graphmem.factory import build_store
+    from graphmem.redact import redact_url
 
     settings = store_config.settings()
     embedded = isinstance(settings, EmbeddedSettings)
-    where = f"embedded store {settings.path.expanduser()}" if embedded else f"Neo4j {settings.url}"
+    where = f"embedded store {settings.path.expanduser()}" if embedded else f"Neo4j {redact_url(settings.url)}"
     if embedded and not settings.path.expanduser().exists():
         return True, f"store: {where} (empty: the first add creates it)"
     if embedded:

@@ -231,7 +231,7 @@ EXPORT_FORMATS = ("graphml", "json", "cypher")
 def _add_browse_and_export(sub: Any) -> None:
     from graphmem.browser.queries import VIEWS
 
-    p = sub.add_parser("browse", help="open a scope's graph in Neo4j Browser", description="Make sure a Neo4j holds the scope's graph (the configured Neo4j store; with the embedded store, a copy in the project's Neo4j launcher) and print a Neo4j Browser URL with a saved view pre-filled.")
+    p = sub.add_parser("browse", help="open a scope's graph in Neo4j Browser", description="Make sure a Neo4j holds the scope's graph (the configured Neo4j store; with the embedded store, a display copy in a Neo4j launcher server of its own) and print a Neo4j Browser URL with a saved view pre-filled.")
     p.add_argument("--query", default="user_graph", choices=VIEWS, help="saved view to pre-fill (default user_graph)")
     p.add_argument("--entity", help="entity name or id (entity_neighbourhood, entity_memories)")
     p.add_argument("--from", dest="date_from", help="ISO-8601 start, inclusive (changes)")
@@ -239,8 +239,10 @@ def _add_browse_and_export(sub: Any) -> None:
     p.add_argument("--relation", help="relation id, from the history view (provenance)")
     p.add_argument("--browser-url", help="Neo4j Browser address (default: where the server says it serves HTTP, else port 7474)")
     p.add_argument("--open", action="store_true", help="also open the URL in a web browser")
-    p.add_argument("--bolt-port", type=_positive_int, default=7687, help="embedded store: the bolt port of the launcher's Neo4j the graph is copied to (default 7687)")
-    p.add_argument("--http-port", type=_positive_int, default=7474, help="embedded store: that Neo4j's HTTP (Browser) port (default 7474)")
+    # browse.DISPLAY_PORTS, repeated so `graphmem --help` does not load browse (a test keeps them equal):
+    # display copies get a launcher server of their own, never the one a Neo4j store's default url names
+    p.add_argument("--bolt-port", type=_positive_int, default=7688, help="embedded store: the bolt port of the launcher's Neo4j that holds display copies (default 7688; never a Neo4j holding a store's data)")
+    p.add_argument("--http-port", type=_positive_int, default=7475, help="embedded store: that Neo4j's HTTP (Browser) port (default 7475)")
     _scope_args(p)
     p.add_argument("--config", type=Path, help="JSON config file (default: $GRAPHMEM_CONFIG, ./graphmem.json, $GRAPHMEM_HOME/config.json)")
 
@@ -378,6 +380,9 @@ def main(argv: list[str] | None = None) -> int:
     ns = parser.parse_args(args)
     if hasattr(ns, "user_id") and not any(_scope(ns).values()):
         parser.error(f"{ns.command}: give at least one of --user, --agent, --run")  # exits 2
+    from graphmem.redact import guard_process_logs
+
+    guard_process_logs()  # whatever a command logs (an HTTP client's request URLs too) shows no credentials
     try:
         return _run(ns)
     except InvalidInputError as exc:  # bad arguments the parser could not see (ids, filters, metadata)

@@ -8,6 +8,7 @@ from typing import Any
 
 from graphmem.embeddings.base import Embedder
 from graphmem.errors import ConfigError, EmbeddingError
+from graphmem.redact import guard_client_logs, redact_url
 
 KNOWN_DIMS = {
     "text-embedding-3-small": 1536,
@@ -90,6 +91,7 @@ class OpenAIEmbedder(Embedder):
             import openai
         except ImportError as exc:
             raise ConfigError("the OpenAI embedder needs the openai package: pip install openai") from exc
+        guard_client_logs()  # the HTTP client logs each request's URL, credentials included
         try:
             self._built = openai.OpenAI(api_key=key, base_url=self.base_url, timeout=self.timeout, max_retries=self.max_retries)
         except Exception as exc:
@@ -153,6 +155,6 @@ class OpenAIEmbedder(Embedder):
 
     def __repr__(self) -> str:
         return (
-            f"OpenAIEmbedder(model={self.model!r}, base_url={self.base_url!r}, "
+            f"OpenAIEmbedder(model={self.model!r}, base_url={redact_url(self.base_url)!r}, "
             f"dims={self._dims}, timeout={self.timeout}, max_retries={self.max_retries})"
         )

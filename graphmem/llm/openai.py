@@ -29,6 +29,7 @@ from graphmem.llm.profiles import Adaptations, Auto, Refusal, choose_profile, cl
 from graphmem.llm.structured import arguments_object, calls_from_text, json_mode_messages, response_format
 from graphmem.observability import conventions
 from graphmem.observability.spans import lazy_span
+from graphmem.redact import guard_client_logs, redact_url
 
 if TYPE_CHECKING:
     import openai
@@ -112,8 +113,8 @@ class OpenAILLM(LLM):
         self._probe_open = False  # a first request took longer than PROBE_WAIT: nobody waits any more
         self._settled: set[str] = set()
 
-    def __repr__(self) -> str:  # never the key
-        return f"OpenAILLM(model={self.model!r}, base_url={self.base_url!r})"
+    def __repr__(self) -> str:  # never the key, nor credentials in the URL
+        return f"OpenAILLM(model={self.model!r}, base_url={redact_url(self.base_url) if self.base_url else None!r})"
 
     @property
     def temperature(self) -> float | None:
@@ -148,6 +149,7 @@ class OpenAILLM(LLM):
         try:
             if self._client_factory is not None:
                 return self._client_factory()
+            guard_client_logs()  # the HTTP client logs each request's URL, credentials included
             # The SDK's own retries are off: tenacity owns the (bounded, logged) retry policy.
             return openai.OpenAI(api_key=self._api_key, base_url=self.base_url, timeout=self._timeout, max_retries=0)
         except openai.OpenAIError as exc:
@@ -359,7 +361,8 @@ class OpenAILLM(LLM):
         )
 
     def _endpoint(self) -> str:
-        return str(self._built.base_url) if self._built is not None else str(self.base_url or "https://api.openai.com/v1")
+        """Where requests go, for messages: without credentials (graphmem.redact)."""
+        return redact_url(str(self._built.base_url) if self._built is not None else str(self.base_url or "https://api.openai.com/v1"))
 
 
 def _error_fields(exc: Any) -> tuple[str, str | None, str | None]:

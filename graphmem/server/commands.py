@@ -97,10 +97,13 @@ def _access_log() -> None:
     """graphmem's access log (one line per request, key names only) on stderr at INFO; uvicorn's own stays off."""
     import logging
 
+    from graphmem.redact import guard_logger
+
     log = logging.getLogger("graphmem.server.access")
     if not log.handlers:
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+        guard_logger(handler)  # a failed request's line carries its error's text: no credentials in it
         log.addHandler(handler)
     log.setLevel(logging.INFO)
     log.propagate = False

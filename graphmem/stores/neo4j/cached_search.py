@@ -87,7 +87,8 @@ def _fetch(run: Run, scope: Scope, v: ScopeVectors, wanted: list[int]) -> None:
     missing = [{"i": k, "eid": v.eids[k], "id": v.rel_ids[k]} for k in wanted if k not in v.rows]
     if missing:
         for row in run(rows_statement(scope, missing)):
-            v.rows[int(row["i"])] = queries.to_relation(row)
+            if queries.is_live_relation(row):  # deleted while read: left out of this search (and not kept)
+                v.rows[int(row["i"])] = queries.to_relation(row)
 
 
 def _scored(template: Relation, scores: dict[str, float]) -> Relation:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -158,6 +158,31 @@ def delete_memory(memory_id: str) -> Statement:
 # --- rows ---------------------------------------------------------------------------------------------
 
 
+def is_live(memory: Mapping[str, Any] | None) -> bool:
+    """A memory map read from a node that still exists. Under read committed, a node another
+    transaction deletes while a statement reads it (a search beside a delete) comes back with every
+    property null: such a row is no memory, and is dropped rather than shown as an id-less hit."""
+    return memory is not None and memory.get("id") is not None and memory.get("text") is not None
+
+
+def to_memories(rows: Iterable[Mapping[str, Any]], key: str | None = None) -> list[MemoryItem]:
+    """The live memories of ``rows`` (each the memory map, or holding it under ``key``)."""
+    maps = (row if key is None else row[key] for row in rows)
+    return [to_memory(m) for m in maps if is_live(m)]
+
+
+def to_hits(rows: Iterable[Mapping[str, Any]]) -> list[MemoryItem]:
+    """search_memories.cypher's rows: the live memories with their vector and fulltext scores."""
+    return [to_memory(row["memory"], {"vector": float(row["vector"]), "fulltext": float(row["fulltext"])})
+            for row in rows if is_live(row["memory"])]
+
+
+def to_similar(hits: Iterable[Mapping[str, Any]]) -> list[tuple[int, MemoryItem]]:
+    """resolve's ``similar`` hits: (fact index, live memory with its cosine)."""
+    return [(int(hit["i"]), to_memory(hit["memory"], {"vector": float(hit["cosine"])}))
+            for hit in hits if is_live(hit["memory"])]
+
+
 def to_memory(row: Mapping[str, Any], scores: dict[str, float] | None = None) -> MemoryItem:
     """A memory map as the contract returns it; ``score`` is the cosine when scores are given."""
     created: datetime | None = from_db_time(row.get("created_at"))
@@ -205,8 +230,10 @@ def context_filter_rows(flt: Filter | None) -> list[dict[str, Any]]:
 
 def to_context(row: Mapping[str, Any]) -> MemoryContext:
     out = MemoryContext()
-    for n in row["neighbours"]:
-        out.neighbours.append(Neighbour(n["of"], int(n["offset"]), to_memory(n["memory"], {"vector": float(n["vector"])})))
+    for n in row["neighbours"]:  # a neighbour deleted while the statement read it: no memory (is_live)
+        if is_live(n["memory"]):
+            out.neighbours.append(Neighbour(n["of"], int(n["offset"]), to_memory(n["memory"], {"vector": float(n["vector"])})))
     for d in row["dated"]:
-        out.dated.append(to_memory(d["memory"], {"vector": float(d["vector"])}))
+        if is_live(d["memory"]):
+            out.dated.append(to_memory(d["memory"], {"vector": float(d["vector"])}))
     return out

@@ -8,7 +8,7 @@ This module holds the graph's statements; memories.py and conversation.py hold t
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -315,6 +315,18 @@ def to_entity(row: Mapping[str, Any], score: float | None = None) -> Entity:
 def _attributes(pairs: Any) -> dict[str, Any]:
     """``[[attr_<name>, value], ...]`` as read by the statements -> {name: value}."""
     return stored_attributes(dict(pairs or []))
+
+
+def is_live_relation(record: Mapping[str, Any]) -> bool:
+    """A relation row read from a relationship and nodes that still exist: one another transaction
+    deleted while the statement read it comes back with null properties (memories.is_live)."""
+    rel = record.get("rel")
+    return (rel is not None and rel.get("id") is not None and record.get("relationship") is not None
+            and record.get("source") is not None and record.get("destination") is not None)
+
+
+def to_relations(records: Iterable[Mapping[str, Any]]) -> list[Relation]:
+    return [to_relation(record) for record in records if is_live_relation(record)]
 
 
 def to_relation(record: Mapping[str, Any]) -> Relation:

@@ -42,7 +42,8 @@ def context_statement(scope: Scope, query: AddContextQuery, plan: VectorPlan) ->
 
 def to_context(row: Any) -> AddContext:
     return AddContext(
-        [queries.to_relation(r) for r in row["relations"]],
-        [memory_queries.to_memory(hit["memory"], {"vector": float(hit["cosine"])}) for hit in row["similar"]],
-        [memory_queries.to_memory(m) for m in row["mentioning"]],
+        queries.to_relations(row["relations"]),
+        [memory_queries.to_memory(hit["memory"], {"vector": float(hit["cosine"])})
+         for hit in row["similar"] if memory_queries.is_live(hit["memory"])],
+        memory_queries.to_memories(row["mentioning"]),
     )

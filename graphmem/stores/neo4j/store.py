@@ -380,16 +380,16 @@ class Neo4jStore(GraphStore):
                 (row,) = self._run(held, stmt)
         matches: list[Entity | None] = [None] * len(candidates)
         for hit in row["matches"]:
-            if hit["entity"] is not None:
+            if hit["entity"] is not None and hit["entity"].get("id") is not None:  # not deleted while read
                 matches[hit["i"]] = queries.to_entity(hit["entity"], score=float(hit["score"]))
         similar: list[list[MemoryItem]] = [[] for _ in facts]
-        for hit in row["similar"]:
-            similar[hit["i"]].append(memory_queries.to_memory(hit["memory"], {"vector": float(hit["cosine"])}))
+        for i, item in memory_queries.to_similar(row["similar"]):
+            similar[i].append(item)
         return Resolution(
             matches,
-            [queries.to_relation(r) for r in row["relations"]],
+            queries.to_relations(row["relations"]),
             similar,
-            [memory_queries.to_memory(m) for m in row["mentioning"]],
+            memory_queries.to_memories(row["mentioning"]),
             list(row["mention_ids"]),
         )
 
@@ -412,8 +412,7 @@ class Neo4jStore(GraphStore):
     def relations_around(self, scope: Scope, entity_ids: list[str]) -> list[Relation]:
         if not entity_ids:
             return []
-        rows = self._query(queries.relations_around(scope, entity_ids), read=True)
-        return [queries.to_relation(row) for row in rows]
+        return queries.to_relations(self._query(queries.relations_around(scope, entity_ids), read=True))
 
     def write(self, write: GraphWrite) -> None:
         if write.is_empty():
@@ -553,7 +552,7 @@ class Neo4jStore(GraphStore):
             if found is not None:
                 return found
         stmt = queries.search_graph(scope, query, self.vector_plan, self.search_relation_limit)
-        return [queries.to_relation(row) for row in self._query(stmt, read=True)]
+        return queries.to_relations(self._query(stmt, read=True))
 
     def set_relation_facts(self, scope: Scope, facts: list[RelationFact]) -> int:
         if not facts:
@@ -566,13 +565,12 @@ class Neo4jStore(GraphStore):
         return [scope_of_key(row["scope"]) for row in self._query(queries.scopes(), read=True)]
 
     def timeline(self, scope: Scope, canonical: str) -> list[Relation]:
-        return [queries.to_relation(row) for row in self._query(queries.timeline(scope, canonical), read=True)]
+        return queries.to_relations(self._query(queries.timeline(scope, canonical), read=True))
 
     def get_all(
         self, scope: Scope, include_invalidated: bool = False, limit: int | None = None, filters: Filter | None = None
     ) -> list[Relation]:
-        rows = self._query(queries.get_all(scope, include_invalidated, limit, flt=filters), read=True)
-        return [queries.to_relation(row) for row in rows]
+        return queries.to_relations(self._query(queries.get_all(scope, include_invalidated, limit, flt=filters), read=True))
 
     def entities(self, scope: Scope) -> list[Entity]:
         return [queries.to_entity(row["entity"]) for row in self._query(queries.entities(scope), read=True)]
@@ -594,11 +592,7 @@ class Neo4jStore(GraphStore):
         self._check_dims(query.embedding)
         if query.top_k <= 0:
             return []
-        rows = self._query(memory_queries.search_memories(scope, query, self.vector_plan), read=True)
-        return [
-            memory_queries.to_memory(row["memory"], {"vector": float(row["vector"]), "fulltext": float(row["fulltext"])})
-            for row in rows
-        ]
+        return memory_queries.to_hits(self._query(memory_queries.search_memories(scope, query, self.vector_plan), read=True))
 
     def memory_context(self, scope: Scope, query: ContextQuery) -> MemoryContext:
         self._check_dims(query.embedding)
@@ -607,14 +601,14 @@ class Neo4jStore(GraphStore):
 
     def get_memory(self, memory_id: str, owners: Owners | None = None) -> MemoryItem | None:
         rows = self._query(memory_queries.get_memory(memory_id, owners), read=True)
-        item = memory_queries.to_memory(rows[0]["memory"]) if rows else None
+        item = next(iter(memory_queries.to_memories(rows, "memory")), None)
         return None if item is None or is_expired(item.expires_at) else item
 
     def list_memories(
         self, scope: Scope, include_deleted: bool = False, limit: int | None = None, filters: Filter | None = None
     ) -> list[MemoryItem]:
         rows = self._query(memory_queries.list_memories(scope, include_deleted, limit, filters), read=True)
-        return [memory_queries.to_memory(row["memory"]) for row in rows]
+        return memory_queries.to_memories(rows, "memory")
 
     def delete_memory(self, memory_id: str) -> bool:
         return int(self._write_one(memory_queries.delete_memory(memory_id))["deleted"]) > 0

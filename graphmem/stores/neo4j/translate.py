@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from urllib.parse import urlsplit, urlunsplit
 
 from neo4j.exceptions import (
     AuthError,
@@ -18,19 +17,9 @@ from neo4j.exceptions import (
 )
 
 from graphmem.errors import GraphMemError, StoreError, StoreUnavailableError, WriteOutcomeUnknown
+from graphmem.redact import redact_text, redact_url  # one rule for every URL graphmem shows
 
 _UNAVAILABLE = (ServiceUnavailable, SessionExpired, AuthError, DatabaseUnavailable)
-
-
-def redact_url(url: str) -> str:
-    """The URL without any user:password part, for messages and repr."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "<invalid url>"
-    if "@" not in parts.netloc:
-        return url
-    return urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
 
 
 def reason(exc: BaseException, url: str | None = None) -> str:
@@ -39,6 +28,7 @@ def reason(exc: BaseException, url: str | None = None) -> str:
     text = " ".join(str(text).split())
     if url and url != redact_url(url):
         text = text.replace(url, redact_url(url))
+    text = redact_text(text)
     return text if len(text) <= 300 else text[:297] + "..."
 
 
@@ -64,3 +54,5 @@ def translated(url: str, *, writing: bool = True) -> Iterator[None]:
         raise StoreError(f"Neo4j query failed: {prefix}{reason(exc, url)}") from exc
     except OSError as exc:
         raise StoreUnavailableError(f"Neo4j is unreachable at {redact_url(url)}: {reason(exc, url)}") from exc
+
+__all__ = ["reason", "redact_url", "translated"]
