@@ -1,0 +1,81 @@
+"""The relation half of the leave-one-dataset-out report: rules, their grids, and the figure of a
+setting on a dataset (benchmarks.retrieval.relation_fast on captured pools)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+from benchmarks.retrieval import relation_fast as fast
+from benchmarks.retrieval.lodo import Setting, Space, setting_dict
+from benchmarks.retrieval.pools import RelationCase
+from benchmarks.retrieval.relation_eval import score_case
+
+#: every rule of relation ranking the default may use; the first value of each is "off"
+SPACE = Space({
+    "hubness": (0.0, 0.75),
+    "bm25": (0.0, 0.1, 0.25, 0.5, 1.0),
+    "fulltext": (0.0, 0.1, 0.25, 0.5),
+    "seed": (0.0, 0.1, 0.25, 0.5, 1.0),
+    "selective_seed": (False, True),
+    "path": (0.0, 0.25, 0.5, 1.0),
+    "spread": (0.0, 0.15, 0.35),
+    "fusion": ("adaptive", "score"),
+})
+#: today's default (retrieval.presets.HYBRID) in these terms
+TODAY: Setting = (("hubness", 0.75), ("bm25", 1.0), ("fulltext", 0.5), ("seed", 1.0), ("selective_seed", False), ("path", 1.0),
+                  ("spread", 0.35), ("fusion", "adaptive"))
+
+
+class RelationMeasure:
+    def __init__(self, cases: dict[tuple[str, str], list[RelationCase]], floors: dict[str, float]) -> None:
+        self.cases = cases
+        self.floors = floors
+        self._features: dict[tuple[str, str, float], list[fast.Features]] = {}
+
+    def features(self, dataset: str, embedder: str, hub: float) -> list[fast.Features]:
+        key = (dataset, embedder, hub)
+        if key not in self._features:
+            self._features[key] = [fast.features(c, hub, self.floors[embedder]) for c in self.cases[(dataset, embedder)]]
+        return self._features[key]
+
+    def slices(self, setting: Setting, dataset: str, embedder: str) -> dict[str, float]:
+        s = setting_dict(setting)
+        weights = {"vector": 1.0, "bm25": s["bm25"], "fulltext": s["fulltext"], "seed": s["seed"], "path": s["path"]}
+        selective = ("seed",) if s["selective_seed"] else ()
+        got: dict[str, list[float]] = defaultdict(list)
+        for case, f in zip(self.cases[(dataset, embedder)], self.features(dataset, embedder, s["hubness"]), strict=True):
+            got[case.slice].append(score_case(case, fast.rank(f, weights, s["fusion"], s["spread"], selective)))
+        return {k: sum(v) / len(v) for k, v in sorted(got.items())}
+
+    def __call__(self, setting: Setting, dataset: str, embedder: str) -> float:
+        return macro(self.slices(setting, dataset, embedder))
+
+    def baseline_slices(self, dataset: str, embedder: str) -> dict[str, float]:
+        got: dict[str, list[float]] = defaultdict(list)
+        for case in self.cases[(dataset, embedder)]:
+            got[case.slice].append(score_case(case, case.baseline))
+        return {k: sum(v) / len(v) for k, v in sorted(got.items())}
+
+
+def macro(slices: dict[str, float]) -> float:
+    return sum(slices.values()) / len(slices) if slices else 0.0
+
+
+def describe(setting: Setting) -> str:
+    off = dict(SPACE.start())
+    on = [f"{k}={v}" for k, v in setting if v != off[k]]
+    return ", ".join(on) or "fact vector alone"
+
+
+def rows(measure: RelationMeasure, chosen: dict[str, Setting], datasets: Sequence[str], embedders: Sequence[str]) -> list[list[Any]]:
+    plain = SPACE.start()
+    out = []
+    for d in datasets:
+        for e in embedders:
+            held = measure(chosen[d], d, e)
+            single = measure(plain, d, e)
+            out.append([d, e, round(measure(TODAY, d, e), 3), round(held, 3), round(single, 3), round(macro(measure.baseline_slices(d, e)), 3),
+                        round(held - single, 3)])
+    return out
