@@ -20,10 +20,11 @@ SPACE = Space({
     "diversity": (0.0, 0.3),
     "fusion": ("adaptive", "score"),
     "bm25_b": (0.5, 0.75),
+    "anchor": (0.0, 3.0, 2.0),
 })
 #: today's default (retrieval.presets.HYBRID) in these terms
 TODAY: Setting = (("bm25", 1.0), ("time", 0.5), ("context", 0.25), ("session", 0.1), ("speaker", 0.1), ("diversity", 0.3),
-                  ("fusion", "adaptive"), ("bm25_b", 0.5))
+                  ("fusion", "adaptive"), ("bm25_b", 0.5), ("anchor", 0.0))
 BM25_ONLY = SearchPreset("bm25", {"bm25": 1.0})
 
 
@@ -31,7 +32,7 @@ def preset_of(setting: Setting) -> SearchPreset:
     s = setting_dict(setting)
     weights = {"vector": 1.0, **{k: s[k] for k in ("bm25", "time") if s[k]}}
     return SearchPreset("fitted", weights, fusion=s["fusion"], context=s["context"], neighbours=1 if s["context"] else 0,
-                        session=s["session"], speaker=s["speaker"], diversity=s["diversity"], bm25_b=s["bm25_b"])
+                        session=s["session"], speaker=s["speaker"], diversity=s["diversity"], bm25_b=s["bm25_b"], anchor=s["anchor"])
 
 
 class MemoryMeasure:

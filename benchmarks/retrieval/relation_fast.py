@@ -74,7 +74,7 @@ def fuse(f: Features, weights: Mapping[str, float], method: str, selective: Sequ
 
 
 def rank(f: Features, weights: Mapping[str, float], method: str = "adaptive", spread: float = 0.0,
-         selective: Sequence[str] = ()) -> list[str]:
+         selective: Sequence[str] = (), anchor: float = 0.0) -> list[str]:
     scores = fuse(f, weights, method, selective)
     keep = np.flatnonzero(scores > 0)
     order = keep[np.lexsort((f.created[keep], -scores[keep]))]
@@ -87,4 +87,8 @@ def rank(f: Features, weights: Mapping[str, float], method: str = "adaptive", sp
         n[by_kind] = before
         adjusted = scores[order] * (1 - spread) ** n
         order = order[np.lexsort((np.arange(len(order)), -adjusted))]
-    return [f.ids[i] for i in order[:K]]
+    ranked = [f.ids[i] for i in order[:K]]
+    if anchor:
+        best = np.lexsort((f.created, -f.signals["vector"]))[:K]
+        ranked = fusion.keep_anchor(ranked, [f.ids[i] for i in best], anchor, K)
+    return ranked

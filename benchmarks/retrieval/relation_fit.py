@@ -22,10 +22,11 @@ SPACE = Space({
     "path": (0.0, 0.25, 0.5, 1.0),
     "spread": (0.0, 0.15, 0.35),
     "fusion": ("adaptive", "score"),
+    "anchor": (0.0, 3.0, 2.0),
 })
 #: today's default (retrieval.presets.HYBRID) in these terms
 TODAY: Setting = (("hubness", 0.75), ("bm25", 1.0), ("fulltext", 0.5), ("seed", 1.0), ("selective_seed", False), ("path", 1.0),
-                  ("spread", 0.35), ("fusion", "adaptive"))
+                  ("spread", 0.35), ("fusion", "adaptive"), ("anchor", 0.0))
 
 
 class RelationMeasure:
@@ -46,7 +47,7 @@ class RelationMeasure:
         selective = ("seed",) if s["selective_seed"] else ()
         got: dict[str, list[float]] = defaultdict(list)
         for case, f in zip(self.cases[(dataset, embedder)], self.features(dataset, embedder, s["hubness"]), strict=True):
-            got[case.slice].append(score_case(case, fast.rank(f, weights, s["fusion"], s["spread"], selective)))
+            got[case.slice].append(score_case(case, fast.rank(f, weights, s["fusion"], s["spread"], selective, s["anchor"])))
         return {k: sum(v) / len(v) for k, v in sorted(got.items())}
 
     def __call__(self, setting: Setting, dataset: str, embedder: str) -> float:

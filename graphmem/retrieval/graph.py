@@ -33,7 +33,7 @@ from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime
 
-from graphmem.retrieval.fusion import fuse, relative
+from graphmem.retrieval.fusion import fuse, keep_anchor, relative
 from graphmem.retrieval.hubness import fact_query
 from graphmem.retrieval.presets import SearchPreset
 from graphmem.retrieval.text import mentions_self, tokenize
@@ -98,15 +98,29 @@ def rank_relations(candidates: list[Relation], query: str, preset: SearchPreset,
     signals["seed"] = joined_seeds(candidates, signals["seed"], query, self_name)
     signals["vector"] = relative(signals["vector"], preset.vector_floor)
     weights = preset.relation_weights or preset.weights
-    fused = fuse(signals, weights, preset.fusion, k=preset.rrf_k)
+    fused = fuse(signals, weights, preset.fusion, k=preset.rrf_k, selective=preset.selective)
     for i, rel in enumerate(candidates):
         for name in ("bm25", "path"):
             if name in signals:
                 rel.scores[name] = signals[name][i]
         rel.score = fused[i]
     ranked = [r for r in candidates if (r.score or 0) > 0]
-    ranked.sort(key=lambda r: (-(r.score or 0), r.created_at.timestamp() if r.created_at else 0.0))
-    return spread(ranked, preset.relation_spread)[:limit]
+    ranked.sort(key=lambda r: (-(r.score or 0), _created(r)))
+    ranked = spread(ranked, preset.relation_spread)[:limit]
+    if not preset.anchor:
+        return ranked
+    by_id = {r.id: r for r in candidates}
+    meaning = sorted(range(len(candidates)), key=lambda i: (-signals["vector"][i], _created(candidates[i])))
+    order = keep_anchor([r.id for r in ranked], [candidates[i].id for i in meaning], preset.anchor, limit)
+    fused = {r.id for r in ranked}
+    for rel_id in order:
+        if rel_id not in fused:
+            by_id[rel_id].scores["anchored"] = 1.0
+    return [by_id[i] for i in order]
+
+
+def _created(rel: Relation) -> float:
+    return rel.created_at.timestamp() if rel.created_at else 0.0
 
 
 def relation_signals(candidates: Sequence[Relation], query: str) -> dict[str, list[float]]:

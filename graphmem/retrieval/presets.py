@@ -89,6 +89,14 @@ class SearchPreset:
     #: generic questions; retrieval.hubness) is taken off its score; 0: the plain fact cosine
     relation_hubness: float = 0.0
 
+    #: both halves: the vector signal's own best are kept near the top (retrieval.fusion.keep_anchor):
+    #: its r-th best at position ``anchor * r`` at the latest; 0: off. Why: safety over averaging
+    #: (docs/retrieval.md, "The anchor")
+    anchor: float = 0.0
+    #: adaptive fusion: signals counted as far as they are selective on this query's candidates (the
+    #: share of candidates that do not carry them: retrieval.fusion.selectivity)
+    selective: tuple[str, ...] = ("time",)
+
     def __post_init__(self) -> None:
         where = f"search preset {self.name!r}"
         _check_weights(where, "weights", self.weights)
@@ -124,6 +132,10 @@ class SearchPreset:
                 raise InvalidInputError(f"{where}: {floor_name} must be a number in [0, 1), got {floor!r}")
         if not _number(self.relation_hubness) or not 0.0 <= self.relation_hubness <= 2.0:
             raise InvalidInputError(f"{where}: relation_hubness must be a number in [0, 2], got {self.relation_hubness!r}")
+        if not isinstance(self.selective, tuple) or any(name not in SIGNALS for name in self.selective):
+            raise InvalidInputError(f"{where}: selective must be a tuple of signals ({', '.join(SIGNALS)}), got {self.selective!r}")
+        if not _number(self.anchor) or not (self.anchor == 0 or 1.0 <= self.anchor <= 100.0):
+            raise InvalidInputError(f"{where}: anchor must be 0 (off) or a number in [1, 100], got {self.anchor!r}")
         if not _number(self.hop_decay) or not 0.0 <= self.hop_decay <= 1.0:
             raise InvalidInputError(f"{where}: hop_decay must be a number in [0, 1], got {self.hop_decay!r}")
         if not _number(self.seed_threshold) or not -1.0 <= self.seed_threshold <= 1.0:
