@@ -11,7 +11,7 @@ import numpy as np
 
 from benchmarks.retrieval.pools import RelationCase
 from graphmem.retrieval import fusion
-from graphmem.retrieval.graph import joined_seeds, relation_signals
+from graphmem.retrieval.graph import joined_seeds, names_an_entity, relation_signals
 
 K = 10
 
@@ -23,6 +23,7 @@ class Features:
     kinds: list[tuple[str, str]]
     created: np.ndarray
     extra: dict[str, np.ndarray] = field(default_factory=dict)
+    named: bool = True
 
     def __post_init__(self) -> None:
         codes: dict[tuple[str, str], int] = {}
@@ -36,7 +37,8 @@ def features(case: RelationCase, hub: float, floor: float) -> Features:
     signals["vector"] = fusion.relative(signals["vector"], floor)
     return Features([r.id for r in pool], {k: np.asarray(v, dtype=float) for k, v in signals.items()},
                     [(r.source_id, r.relationship) for r in pool],
-                    np.asarray([r.created_at.timestamp() if r.created_at else 0.0 for r in pool]))
+                    np.asarray([r.created_at.timestamp() if r.created_at else 0.0 for r in pool]),
+                    named=names_an_entity(pool, case.question, case.self_name))
 
 
 def _by_best(x: np.ndarray) -> np.ndarray:
@@ -74,7 +76,9 @@ def fuse(f: Features, weights: Mapping[str, float], method: str, selective: Sequ
 
 
 def rank(f: Features, weights: Mapping[str, float], method: str = "adaptive", spread: float = 0.0,
-         selective: Sequence[str] = (), anchor: float = 0.0) -> list[str]:
+         selective: Sequence[str] = (), anchor: float = 0.0, words_need_a_name: bool = False) -> list[str]:
+    if words_need_a_name and not f.named:
+        weights = {k: (0.0 if k in fusion.LEXICAL else w) for k, w in weights.items()}
     scores = fuse(f, weights, method, selective)
     keep = np.flatnonzero(scores > 0)
     order = keep[np.lexsort((f.created[keep], -scores[keep]))]

@@ -93,6 +93,11 @@ class SearchPreset:
     #: its r-th best at position ``anchor * r`` at the latest; 0: off. Why: safety over averaging
     #: (docs/retrieval.md, "The anchor")
     anchor: float = 0.0
+    #: relations only: the words (bm25, fulltext) count only when the question names an entity among
+    #: the candidates' ends other than the user (retrieval.graph.names_an_entity). Why: a question that
+    #: names nothing ("who is my better half?") shares no word with its answer; its words then match
+    #: relations that merely repeat one of them, and the fact's meaning is all there is to go on
+    relation_words_need_a_name: bool = False
     #: adaptive fusion: signals counted as far as they are selective on this query's candidates (the
     #: share of candidates that do not carry them: retrieval.fusion.selectivity)
     selective: tuple[str, ...] = ("time",)
@@ -132,6 +137,8 @@ class SearchPreset:
                 raise InvalidInputError(f"{where}: {floor_name} must be a number in [0, 1), got {floor!r}")
         if not _number(self.relation_hubness) or not 0.0 <= self.relation_hubness <= 2.0:
             raise InvalidInputError(f"{where}: relation_hubness must be a number in [0, 2], got {self.relation_hubness!r}")
+        if not isinstance(self.relation_words_need_a_name, bool):
+            raise InvalidInputError(f"{where}: relation_words_need_a_name must be True or False, got {self.relation_words_need_a_name!r}")
         if not isinstance(self.selective, tuple) or any(name not in SIGNALS for name in self.selective):
             raise InvalidInputError(f"{where}: selective must be a tuple of signals ({', '.join(SIGNALS)}), got {self.selective!r}")
         if not _number(self.anchor) or not (self.anchor == 0 or 1.0 <= self.anchor <= 100.0):
