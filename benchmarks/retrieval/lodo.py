@@ -61,7 +61,7 @@ MIN_GAIN = 0.005
 
 
 def choose(table: Table, space: Space, train: Sequence[str], floor: Callable[[str, str], float], passes: int = 3,
-           log: Callable[[str], None] | None = None) -> Setting:
+           log: Callable[[str], None] | None = None, start: Setting | None = None) -> Setting:
     """Coordinate ascent on ``train`` from the plain signal, a move taken when it adds at least
     ``MIN_GAIN``; ``floor(dataset, embedder)``: the single signal's figure every eligible setting
     must reach on each training set."""
@@ -69,7 +69,7 @@ def choose(table: Table, space: Space, train: Sequence[str], floor: Callable[[st
     def eligible(s: Setting) -> bool:
         return all(table.figure(s, d, e) >= floor(d, e) - 1e-9 for d in train for e in table.embedders)
 
-    best = space.start()
+    best = start or space.start()
     best_mean = table.mean(best, train)
     for _ in range(passes):
         moved = False
@@ -88,16 +88,18 @@ def choose(table: Table, space: Space, train: Sequence[str], floor: Callable[[st
     return best
 
 
-def folds(table: Table, space: Space, floor: Callable[[str, str], float], log: Callable[[str], None] | None = None) -> dict[str, Setting]:
-    """The setting chosen without each dataset (key: the dataset left out), and on all ("all")."""
+def folds(table: Table, space: Space, floor: Callable[[str, str], float], log: Callable[[str], None] | None = None,
+          start: Setting | None = None) -> dict[str, Setting]:
+    """The setting chosen without each dataset (key: the dataset left out), and on all ("all"); the
+    ascent starts from ``start`` (default: every rule off)."""
     out = {}
     for left in table.datasets:
         if log:
             log(f"  fold without {left}")
-        out[left] = choose(table, space, [d for d in table.datasets if d != left], floor, log=log)
+        out[left] = choose(table, space, [d for d in table.datasets if d != left], floor, log=log, start=start)
     if log:
         log("  all datasets")
-    out["all"] = choose(table, space, table.datasets, floor, log=log)
+    out["all"] = choose(table, space, table.datasets, floor, log=log, start=start)
     return out
 
 
@@ -119,17 +121,21 @@ def rule_report(table: Table, space: Space, chosen: Mapping[str, Setting]) -> di
     return report
 
 
-def pruned(table: Table, space: Space, chosen: Mapping[str, Setting], log: Callable[[str], None] | None = None) -> Setting:
-    """The all-data setting without the rules that hurt a fold they were not chosen on: while a rule
-    costs some fold at least ``MIN_GAIN`` held out (``rule_report``), the worst such rule is turned off."""
+def pruned(table: Table, space: Space, chosen: Mapping[str, Setting], sizes: Mapping[str, int],
+           log: Callable[[str], None] | None = None) -> Setting:
+    """The all-data setting without the rules that do not pay held out: while a rule's held-out
+    effect (``rule_report``), counted in questions over every fold (effect x the fold's ``sizes``),
+    is not a gain, the worst such rule is turned off. Counted in questions, not averaged per fold, so
+    one question of a 60-question set does not outvote twenty of a 500-question one."""
     folds_ = dict(chosen)
     off = dict(space.start())
     while True:
         report = rule_report(table, space, folds_)
-        bad = {name: min(effects.values()) for name, effects in report.items() if min(effects.values()) <= -MIN_GAIN}
+        net = {name: sum(v * sizes[d] for d, v in effects.items()) for name, effects in report.items()}
+        bad = {name: n for name, n in net.items() if n <= 0}
         if not bad:
             return folds_["all"]
         worst = min(bad, key=lambda n: bad[n])
         if log:
-            log(f"  dropped {worst}: held-out effect {bad[worst]:+.3f} on a fold")
+            log(f"  dropped {worst}: {bad[worst]:+.1f} questions held out")
         folds_["all"] = replaced(folds_["all"], worst, off[worst])

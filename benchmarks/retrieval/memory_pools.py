@@ -11,7 +11,6 @@ benchmarks.locomo_techchat, in LOCOMO's format and metric).
 
 from __future__ import annotations
 
-import copy
 import sys
 import tempfile
 import time
@@ -50,8 +49,10 @@ class MemoryCase:
         """The top K under ``preset`` as search would rank this pool: without neighbours when the
         preset fetches none, without dated memories when it weighs no time."""
         preset = replace(preset, memory_vector_floor=self.floor, vector_floor=self.query_floor)
-        context = copy.deepcopy(self.context)
-        pool = {m.id: m for m in copy.deepcopy(self.candidates)}
+        # _rank reads each item's vector score, text, times and role and writes its own scores: the
+        # captured items are reused, not copied (a copy per ranking was most of the time)
+        context = MemoryContext(neighbours=list(self.context.neighbours), dated=list(self.context.dated))
+        pool = {m.id: m for m in self.candidates}
         when = self.when if preset.weights.get("time") else None
         if when and when.spans:
             for item in context.dated:
