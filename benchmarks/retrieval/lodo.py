@@ -24,6 +24,9 @@ Setting = tuple[tuple[str, Any], ...]
 class Space:
     #: rule -> its values; the first value is "off" (the plain signal)
     grid: Mapping[str, Sequence[Any]]
+    #: safety rules a move may bring along when it is not eligible on its own (a rule that helps some
+    #: sets and costs another may be taken with the guard that removes the cost)
+    guards: tuple[tuple[str, Any], ...] = ()
 
     def start(self) -> Setting:
         return tuple((name, values[0]) for name, values in self.grid.items())
@@ -78,14 +81,22 @@ def choose(table: Table, space: Space, train: Sequence[str], floor: Callable[[st
                 trial = replaced(best, name, value)
                 if trial == best:
                     continue
-                m = table.mean(trial, train)
-                if m >= best_mean + MIN_GAIN and eligible(trial):
-                    best, best_mean, moved = trial, m, True
-                    if log:
-                        log(f"    {name}={value}: {m:.4f}")
+                for guarded in _with_guards(trial, space):
+                    m = table.mean(guarded, train)
+                    if m >= best_mean + MIN_GAIN and eligible(guarded):
+                        best, best_mean, moved = guarded, m, True
+                        if log:
+                            log(f"    {name}={value}{' with a guard' if guarded != trial else ''}: {m:.4f}")
+                        break
         if not moved:
             break
     return best
+
+
+def _with_guards(trial: Setting, space: Space) -> list[Setting]:
+    """The trial alone, then with each guard it does not already have."""
+    have = dict(trial)
+    return [trial, *(replaced(trial, name, value) for name, value in space.guards if have[name] != value)]
 
 
 def folds(table: Table, space: Space, floor: Callable[[str, str], float], log: Callable[[str], None] | None = None,

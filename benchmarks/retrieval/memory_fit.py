@@ -21,7 +21,7 @@ SPACE = Space({
     "fusion": ("adaptive", "score"),
     "bm25_b": (0.5, 0.75),
     "anchor": (0.0, 3.0, 2.0, 1.5),
-})
+}, guards=(("anchor", 2.0), ("anchor", 1.5)))
 #: today's default (retrieval.presets.HYBRID) in these terms
 TODAY: Setting = (("bm25", 1.0), ("time", 0.5), ("context", 0.25), ("session", 0.1), ("speaker", 0.1), ("diversity", 0.3),
                   ("fusion", "adaptive"), ("bm25_b", 0.5), ("anchor", 0.0))

@@ -26,7 +26,7 @@ SPACE = Space({
     "fusion": ("adaptive", "score"),
     "anchor": (0.0, 3.0, 2.0, 1.5),
     "words_need_a_name": (False, True),
-})
+}, guards=(("words_need_a_name", True), ("anchor", 2.0), ("anchor", 1.5)))
 #: today's default (retrieval.presets.HYBRID) in these terms
 TODAY: Setting = (("hubness", 0.75), ("bm25", 1.0), ("fulltext", 0.5), ("seed", 1.0), ("selective_seed", False), ("path", 1.0),
                   ("spread", 0.35), ("fusion", "adaptive"), ("anchor", 0.0), ("words_need_a_name", False))

@@ -114,9 +114,9 @@ def rank_relations(candidates: list[Relation], query: str, preset: SearchPreset,
     by_id = {r.id: r for r in candidates}
     meaning = sorted(range(len(candidates)), key=lambda i: (-signals["vector"][i], _created(candidates[i])))
     order = keep_anchor([r.id for r in ranked], [candidates[i].id for i in meaning], preset.anchor, limit)
-    fused = {r.id for r in ranked}
+    placed = {r.id for r in ranked}
     for rel_id in order:
-        if rel_id not in fused:
+        if rel_id not in placed:
             by_id[rel_id].scores["anchored"] = 1.0
     return [by_id[i] for i in order]
 
