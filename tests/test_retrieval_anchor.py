@@ -45,7 +45,8 @@ def test_relations_the_meanings_best_is_kept_when_the_words_bury_it():
     rels = [_rel(f"w{i}", f"Green Tea Shop {i}", 0.10, f"I myself likes Green Tea Shop {i} green tea green") for i in range(4)]
     rels += [_rel(f"n{i}", f"thing {i}", 0.05 + i / 100, f"I myself likes thing {i}") for i in range(6)]
     rels.append(_rel("gold", "matcha", 0.60, "I myself likes matcha (beverage)"))
-    preset = replace(HYBRID, relation_weights={"vector": 1.0, "bm25": 8.0}, fusion="score", relation_spread=0.0, anchor=0.0)
+    preset = replace(HYBRID, relation_weights={"vector": 1.0, "bm25": 8.0}, fusion="score", relation_spread=0.0, anchor=0.0,
+                     relation_words_need_a_name=False)
     buried = [r.id for r in rank_relations(list(rels), "which green tea do I drink?", preset, 3, "alice")]
     assert "gold" not in buried
     kept = rank_relations(list(rels), "which green tea do I drink?", replace(preset, anchor=1.0), 3, "alice")
