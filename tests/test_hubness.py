@@ -71,8 +71,10 @@ def test_embed_queries_prefixes_the_query_instruction_in_one_call():
         emb.embed_queries("a cat")  # type: ignore[arg-type]
 
 
-def test_the_hubness_weight_is_checked_and_on_in_the_hybrid_preset():
-    assert HYBRID.relation_hubness > 0
+def test_the_hubness_weight_is_checked_and_off_in_the_hybrid_preset():
+    # off since the leave-one-dataset-out report: 0.75 cost bge's questions about the past on the
+    # hand-written personas (docs/benchmarks.md, "Generalisation"); still a preset setting
+    assert HYBRID.relation_hubness == 0.0
     for bad in (-0.1, 2.5, float("nan"), True, "1"):
         with pytest.raises(InvalidInputError, match="relation_hubness"):
             SearchPreset("x", {"vector": 1.0}, relation_hubness=bad)  # type: ignore[arg-type]

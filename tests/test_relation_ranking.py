@@ -120,8 +120,11 @@ def test_a_relation_between_two_ends_the_question_names_is_seeded_more():
     candidates = [*hers, knows, sister]
     seeds = joined_seeds(candidates, [1.0] * 5, "who is Mei to me?", "alice")
     assert seeds == [1.0, 1.0, 1.0, 1.0, graph_ranking.JOINED_SEEDS]  # the user (first person) and Mei (named)
-    assert rank_relations(candidates, "who is Mei to me?", HYBRID, 3, "alice")[0].id == "sister"
-    assert rank_relations(candidates, "who is Mei to me?", HYBRID, 3)[0].id != "sister"  # the user's node unknown: no join
+    # a preset that weighs the seed (the default no longer does: the leave-one-dataset-out report
+    # dropped its weight, docs/benchmarks.md "Generalisation"; the seeds still gather the candidates)
+    seeded = replace(HYBRID, relation_weights={"vector": 1.0, "seed": 1.0})
+    assert rank_relations(candidates, "who is Mei to me?", seeded, 3, "alice")[0].id == "sister"
+    assert rank_relations(candidates, "who is Mei to me?", seeded, 3)[0].id != "sister"  # the user's node unknown: no join
     # not first person: the user's node is not named; names are whole words of the question
     assert joined_seeds(candidates, [1.0] * 5, "who is Mei?", "alice") == [1.0] * 5
     assert joined_seeds([_rel("x", "Mei", "LIVES_IN", "Leeds", seed=0.5)], [0.5], "does Mei live in Leeds?", "alice") == [0.5 * graph_ranking.JOINED_SEEDS]
@@ -143,7 +146,10 @@ def test_first_person_questions_find_the_users_own_relation_by_meaning_and_by_th
         script(server, graph(entities, relations))
         server.enqueue("extract_facts", {"facts": []})
         memory.add("My sister Mei, her life in Leeds, my cat Shadow, Porto and my job.", user_id=user)
-        top = memory.search("who is Mei to me?", user_id=user, limit=3)["relations"]
+        # the relation between the user and the person named: a preset weighing the (joined) seed; the
+        # default no longer does (docs/benchmarks.md, "Generalisation": no fold chose a seed weight)
+        seeded = replace(HYBRID, relation_weights={"vector": 1.0, "bm25": 1.0, "seed": 1.0})
+        top = memory.search("who is Mei to me?", user_id=user, limit=3, preset=seeded)["relations"]
         assert (top[0]["relationship"], top[0]["destination"]) == ("HAS_SISTER", "Mei"), top
         assert top[0]["fact"] == "I myself have sister Mei (person)"  # what the user reads keeps the name
         pet = memory.search("what animal lives with me?", user_id=user, limit=1)["relations"]

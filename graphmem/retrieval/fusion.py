@@ -5,6 +5,7 @@ model's floor (any model's cosine scale). Memory facts and relations share it (d
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 
 
@@ -49,19 +50,22 @@ def score_sum(signals: Mapping[str, Sequence[float]], weights: Mapping[str, floa
 LEXICAL = ("bm25", "fulltext")
 #: how many of a lexical signal's best candidates are looked at for agreement with the vector signal
 AGREE_TOP = 5
-#: yes/no signals weighed by how few candidates carry them ("adaptive": fusion.selectivity)
+#: signals weighed by how few candidates carry them ("adaptive": fusion.selectivity); a preset's
+#: ``selective`` names its own (relations may add ``seed``: a first-person question seeds every
+#: relation of the user, and a signal every candidate carries tells them nothing apart)
 SELECTIVE = ("time",)
 
 
-def fuse(signals: Mapping[str, Sequence[float]], weights: Mapping[str, float], method: str, k: int = 60) -> list[float]:
+def fuse(signals: Mapping[str, Sequence[float]], weights: Mapping[str, float], method: str, k: int = 60,
+         selective: Sequence[str] = SELECTIVE) -> list[float]:
     if method == "rrf":
         return rrf(signals, weights, k)
     if method == "adaptive":
-        return adaptive(signals, weights)
+        return adaptive(signals, weights, selective)
     return score_sum(signals, weights)
 
 
-def adaptive(signals: Mapping[str, Sequence[float]], weights: Mapping[str, float]) -> list[float]:
+def adaptive(signals: Mapping[str, Sequence[float]], weights: Mapping[str, float], selective: Sequence[str] = SELECTIVE) -> list[float]:
     """``score_sum`` with the lexical weights of ``adaptive_weights``, and a yes/no signal
     (``SELECTIVE``: time) counted as far as it is selective on this query (``selectivity``). Other
     signals (seed, path, ...) are fused as ``score_sum`` fuses them, with their weight. The vector
@@ -73,7 +77,7 @@ def adaptive(signals: Mapping[str, Sequence[float]], weights: Mapping[str, float
     name ("Quimby: 555-0192") lost to long near-misses, and a one-memory search returned nothing.
     """
     scaled = adaptive_weights(signals, weights)
-    for name in SELECTIVE:
+    for name in selective:
         if name in signals and scaled.get(name):
             scaled[name] *= selectivity(signals[name])
     fused = [0.0] * _length(signals)
@@ -152,3 +156,36 @@ def agreement(lexical: Sequence[float], vector: Sequence[float], top: int = AGRE
 
 def _length(signals: Mapping[str, Sequence[float]]) -> int:
     return len(next(iter(signals.values()))) if signals else 0
+
+
+def keep_anchor(fused: Sequence[str], anchor: Sequence[str], factor: float, limit: int) -> list[str]:
+    """``fused`` (ids, best first) cut to ``limit``, with each of the anchor signal's own best kept
+    within ``factor`` times its anchor rank: the anchor's r-th best is placed by position
+    ``ceil(factor * r)`` at the latest (earlier when the fusion ranks it higher); 0: ``fused`` as it is.
+
+    Why (safety over averaging, docs/retrieval.md "The anchor"): a fusion that helps on average can
+    bury, on one query, what its strongest signal alone would have found; the signals disagree and
+    nothing tells them apart. With the anchor kept this way the default finds at every cut-off k at
+    least what the anchor alone finds at k / factor, whatever the other signals say, and where they
+    agree with it nothing moves.
+    """
+    if factor <= 0:
+        return list(fused[:limit])
+    due = [(math.ceil(factor * rank), item) for rank, item in enumerate(anchor[:limit], start=1)]
+    out: list[str] = []
+    placed: set[str] = set()
+    f = a = 0
+    while len(out) < limit:
+        while a < len(due) and due[a][1] in placed:
+            a += 1
+        while f < len(fused) and fused[f] in placed:
+            f += 1
+        if a < len(due) and (due[a][0] <= len(out) + 1 or f >= len(fused)):
+            item = due[a][1]
+        elif f < len(fused):
+            item = fused[f]
+        else:
+            break
+        out.append(item)
+        placed.add(item)
+    return out

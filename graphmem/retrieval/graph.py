@@ -33,7 +33,7 @@ from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime
 
-from graphmem.retrieval.fusion import fuse, relative
+from graphmem.retrieval.fusion import LEXICAL, fuse, keep_anchor, relative
 from graphmem.retrieval.hubness import fact_query
 from graphmem.retrieval.presets import SearchPreset
 from graphmem.retrieval.text import mentions_self, tokenize
@@ -98,15 +98,31 @@ def rank_relations(candidates: list[Relation], query: str, preset: SearchPreset,
     signals["seed"] = joined_seeds(candidates, signals["seed"], query, self_name)
     signals["vector"] = relative(signals["vector"], preset.vector_floor)
     weights = preset.relation_weights or preset.weights
-    fused = fuse(signals, weights, preset.fusion, k=preset.rrf_k)
+    if preset.relation_words_need_a_name and not names_an_entity(candidates, query, self_name):
+        weights = {name: (0.0 if name in LEXICAL else w) for name, w in weights.items()}
+    fused = fuse(signals, weights, preset.fusion, k=preset.rrf_k, selective=preset.selective)
     for i, rel in enumerate(candidates):
         for name in ("bm25", "path"):
             if name in signals:
                 rel.scores[name] = signals[name][i]
         rel.score = fused[i]
     ranked = [r for r in candidates if (r.score or 0) > 0]
-    ranked.sort(key=lambda r: (-(r.score or 0), r.created_at.timestamp() if r.created_at else 0.0))
-    return spread(ranked, preset.relation_spread)[:limit]
+    ranked.sort(key=lambda r: (-(r.score or 0), _created(r)))
+    ranked = spread(ranked, preset.relation_spread)[:limit]
+    if not preset.anchor:
+        return ranked
+    by_id = {r.id: r for r in candidates}
+    meaning = sorted(range(len(candidates)), key=lambda i: (-signals["vector"][i], _created(candidates[i])))
+    order = keep_anchor([r.id for r in ranked], [candidates[i].id for i in meaning], preset.anchor, limit)
+    placed = {r.id for r in ranked}
+    for rel_id in order:
+        if rel_id not in placed:
+            by_id[rel_id].scores["anchored"] = 1.0
+    return [by_id[i] for i in order]
+
+
+def _created(rel: Relation) -> float:
+    return rel.created_at.timestamp() if rel.created_at else 0.0
 
 
 def relation_signals(candidates: Sequence[Relation], query: str) -> dict[str, list[float]]:
@@ -133,6 +149,20 @@ def joined_seeds(candidates: Sequence[Relation], seeds: list[float], query: str,
         return bool(words) and words <= terms
 
     return [s * JOINED_SEEDS if s and named(r.source) and named(r.destination) else s for r, s in zip(candidates, seeds, strict=True)]
+
+
+def names_an_entity(candidates: Sequence[Relation], query: str, self_name: str) -> bool:
+    """True when the question names an entity among the candidates' ends other than the user's own
+    node (every word of its name is a word of the question): "where does Kenji work?" does,
+    "who is my better half?" does not."""
+    terms = set(tokenize(query))
+    for rel in candidates:
+        for name in (rel.source, rel.destination):
+            if not is_self(name, self_name):
+                words = set(tokenize(name))
+                if words and words <= terms:
+                    return True
+    return False
 
 
 def bm25(texts: Sequence[str], query: str, k1: float = 1.2, b: float = 0.75) -> list[float]:

@@ -25,7 +25,7 @@ from datetime import date, datetime
 from typing import Any
 
 from graphmem.retrieval.coverage import interleave, mmr, question_parts
-from graphmem.retrieval.fusion import fuse, relative
+from graphmem.retrieval.fusion import fuse, keep_anchor, relative
 from graphmem.retrieval.presets import SearchPreset
 from graphmem.retrieval.rerank import Reranker, rerank
 from graphmem.retrieval.text import BM25, Document
@@ -110,9 +110,24 @@ def _rank(
     ranked = _listed(pool, preset)
     ranked.sort(key=lambda m: (-(m.score or 0), -m.scores.get("vector", 0.0), -(m.created_at.timestamp() if m.created_at else 0.0)))
     ranked = _cover(ranked, list(scored.values()), own, query, preset, when, limit)[:limit]
+    ranked = anchored(ranked, pool, preset.anchor, limit)
     if preset.neighbours_as == "context":
         _attach(ranked, context, scored, own)
     return ranked
+
+
+def anchored(ranked: list[MemoryItem], pool: dict[str, MemoryItem], factor: float, limit: int) -> list[MemoryItem]:
+    """``ranked`` with the vector signal's own best kept near the top (fusion.keep_anchor); an item
+    placed there by the anchor, not by its fused score, says so in ``scores["anchored"]``."""
+    if not factor:
+        return ranked
+    by_meaning = sorted(pool.values(), key=lambda m: (-m.scores.get("vector", 0.0), m.id))
+    order = keep_anchor([m.id for m in ranked], [m.id for m in by_meaning], factor, limit)
+    fused = {m.id for m in ranked}
+    for item_id in order:
+        if item_id not in fused:
+            pool[item_id].scores["anchored"] = 1.0
+    return [pool[i] for i in order]
 
 
 def _listed(pool: dict[str, MemoryItem], preset: SearchPreset) -> list[MemoryItem]:
@@ -204,7 +219,7 @@ def _own_scores(
     signals = {"vector": relative([m.scores.get("vector", 0.0) for m in items], floor), "bm25": bm25}
     if when:
         signals["time"] = [time_score(m, when) for m in items]
-    fused = fuse(signals, preset.weights, preset.fusion, k=preset.rrf_k)
+    fused = fuse(signals, preset.weights, preset.fusion, k=preset.rrf_k, selective=preset.selective)
     for i, m in enumerate(items if record else ()):
         m.scores["bm25"] = bm25[i]
         if "time" in signals:
