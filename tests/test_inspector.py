@@ -252,7 +252,7 @@ def _timeline_screen(driver, folder: Path) -> None:
     assert "badminton" in by_id(driver, "entity-title").text
     timeline = table_text(driver, "timeline")
     assert "LOVES_PLAYING" in timeline and "2024-01-10" in timeline and "2024-06-15" in timeline
-    assert "loves playing badminton" in timeline and "added by" in timeline and "retired by" in timeline  # fact, provenance
+    assert "love playing badminton" in timeline and "added by" in timeline and "retired by" in timeline  # fact, provenance
     assert "I love playing badminton on Sundays" in by_id(driver, "entity-memories").text
     # why: the add that retired badminton, resolved (the story's adds wrote no messages to the log)
     retired_by = by_id(driver, "timeline").find_element("xpath", ".//tr[contains(., 'LOVES_PLAYING')]//button[@class='add-id'][last()]")

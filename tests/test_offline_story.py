@@ -68,7 +68,8 @@ def _tell_the_story(cli) -> None:
 def test_offline_profile_needs_no_download(newcomer):
     config = (newcomer["work"] / "graphmem.json").read_text()
     assert '"provider": "hashing"' in config and "profile 'offline'" in config
-    assert newcomer["cli"]("add", "I prefer window seats", "--user", "bob", "--no-infer").startswith("ADD")
+    added = newcomer["cli"]("add", "I prefer window seats", "--user", "bob", "--no-infer").splitlines()
+    assert added[0].startswith("add ") and added[1].startswith("ADD")  # the add's id, then what it did
     assert "I prefer window seats" in newcomer["cli"]("search", "which seats?", "--user", "bob")
     assert not (newcomer["home"] / "models").exists()  # nothing was downloaded, nothing was tried
 
