@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 from conftest import TEST_DIMS
 
-from graphmem.testing.links import BOLT_COMMIT, CommitCut, Link  # noqa: F401 - the tests' links, shared with benchmarks/fault_soak.py
+from graphmem.testing.links import BOLT_COMMIT, CommitCut, Link  # noqa: F401 - the tests' links, shared with benchmarks/faults/fault_soak.py
 
 
 def free_port() -> int:

@@ -1,4 +1,4 @@
-"""benchmarks.add_modes counts each request's tokens once, the same way for every engine, and the
+"""benchmarks.peers.add_modes counts each request's tokens once, the same way for every engine, and the
 rolling summary's apart (its figures were doubled once the scripted server began to count usage
 itself)."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import openai
 
-from benchmarks.add_modes import CountingServer
+from benchmarks.peers.add_modes import CountingServer
 
 
 def _ask(server: CountingServer, tool: str) -> dict:

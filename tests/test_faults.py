@@ -2,7 +2,7 @@
 idempotency keys, writes whose commit outcome is unknown (a Bolt COMMIT whose answer is lost; an
 embedded journal that cannot be restored after an I/O failure), kill -9 of ``graphmem serve``
 mid-burst, and one winner per race on delete/update of one memory. Bounded: small bursts, few
-trials; the heavier soak is benchmarks/fault_soak.py."""
+trials; the heavier soak is benchmarks/faults/fault_soak.py."""
 
 from __future__ import annotations
 

@@ -49,7 +49,7 @@ ALLOWED: dict[str, set[str]] = {
     "ingest": FOUNDATION | MODELS | {"stores", "retrieval", "lifecycle", "config", "memory"},
     "lifecycle": FOUNDATION | MODELS | {"stores", "ingest", "config", "factory", "memory"},
     "compat": FOUNDATION | MODELS | {"stores", "lifecycle", "memory"},
-    "config": {"errors", "types", "schema", "compat", "observability", "redact"},
+    "config": {"errors", "types", "schema", "compat", "home", "observability", "redact"},
     "factory": FOUNDATION | MODELS | {"stores", "config"},
     "memory": FOUNDATION | MODELS | CORE | {"stores", "config", "factory"},
     "aio": FOUNDATION | MODELS | CORE | FACADE,

@@ -1,4 +1,4 @@
-"""The fault links of graphmem.testing (used by the fault tests and benchmarks/fault_soak.py) over
+"""The fault links of graphmem.testing (used by the fault tests and benchmarks/faults/fault_soak.py) over
 real loopback sockets: a link outlives its server going down, as a network path does when the
 server behind it is killed and started again."""
 

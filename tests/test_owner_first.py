@@ -4,7 +4,7 @@ store's ``get_memory`` and the log's ``history`` are watched (wrapped to record 
 database is the real one): asked by a tenant for another tenant's id, they must return nothing, as for
 an unknown id, because the owners travel with the lookup (graphmem.server.owned). Before, the MCP
 tools, the inspector's delete and every history route loaded the memory (or its rows) and judged it
-after, which made another tenant's ids slower to answer than unknown ones (benchmarks/tenant_timing.py).
+after, which made another tenant's ids slower to answer than unknown ones (benchmarks/faults/tenant_timing.py).
 
 Doors: REST and the inspector under uvicorn, MCP over streamable HTTP with keys (the official client),
 and an MCP server with a fixed agent scope; both stores."""

@@ -1,6 +1,6 @@
 """Issue 24: the adaptive fusion (lexical weight scaled by agreement with the vector signal) and the
 session support (cluster hypothesis), as functions and end to end on a long-technical-chat-shaped
-conversation built by benchmarks.locomo_techchat (real MiniLM, embedded store)."""
+conversation built by benchmarks.retrieval.locomo_techchat (real MiniLM, embedded store)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 from conftest import MODEL_DIR
 from helpers import llm_config
 
-from benchmarks.locomo_data import load
-from benchmarks.locomo_techchat import build
+from benchmarks.data.locomo_data import load
+from benchmarks.retrieval.locomo_techchat import build
 from graphmem import InvalidInputError, Memory, SearchPreset
 from graphmem.embeddings import OnnxEmbedder
 from graphmem.retrieval import HYBRID

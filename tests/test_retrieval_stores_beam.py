@@ -16,8 +16,8 @@ import pytest
 from conftest import MODEL_DIR, SHARED, make_store
 from helpers import llm_config
 
-from benchmarks.beam_data import load
 from benchmarks.common import CachedEmbedder
+from benchmarks.data.beam_data import load
 from graphmem import Memory
 from graphmem.embeddings import OnnxEmbedder
 from graphmem.testing import ScriptedLLMServer

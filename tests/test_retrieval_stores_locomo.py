@@ -15,7 +15,7 @@ import pytest
 from conftest import MODEL_DIR, SHARED, make_store
 from helpers import llm_config
 
-from benchmarks.locomo_data import load
+from benchmarks.data.locomo_data import load
 from graphmem import Memory
 from graphmem.embeddings import OnnxEmbedder
 from graphmem.testing import ScriptedLLMServer

@@ -1,5 +1,5 @@
 """Start-up: importing is cheap and side-effect free, reading needs no LLM key, the LLM is found
-from the environment by every entry point. (Import *time* is measured by benchmarks/import_cost.py;
+from the environment by every entry point. (Import *time* is measured by benchmarks/cost/import_cost.py;
 tests only check what is imported.)"""
 
 from __future__ import annotations

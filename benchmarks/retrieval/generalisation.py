@@ -22,8 +22,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks import common, locomo
-from benchmarks.retrieval import lodo, memory_fit, relation_fit, relation_sets
+from benchmarks import common
+from benchmarks.retrieval import locomo, lodo, memory_fit, relation_fit, relation_sets
 from benchmarks.retrieval.memory_pools import memory_pools
 from benchmarks.retrieval.pools import relation_pools
 
@@ -67,7 +67,7 @@ def memory_sets(args: argparse.Namespace) -> dict[str, Path]:
     for item in args.memory_sets:
         name, _, path = item.partition("=")
         if name == "techchat" and path == "generate":
-            from benchmarks import locomo_techchat
+            from benchmarks.retrieval import locomo_techchat
 
             target = Path(common.DISK_CACHE_DIR).parent / "graphmem-techchat-dev.json"
             if not target.is_file():

@@ -18,7 +18,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from benchmarks import beam, locomo, locomo_data
+from benchmarks.data import locomo_data
+from benchmarks.retrieval import beam, locomo
 from benchmarks.retrieval.pools import cached, code_version, memory_for
 from graphmem.retrieval import get_preset
 from graphmem.retrieval.hubness import query_vectors

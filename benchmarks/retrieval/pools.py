@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import common
-from benchmarks.graph_data import UserGraph
+from benchmarks.data.graph_data import UserGraph
 from graphmem import Memory
 from graphmem.retrieval import get_preset
 from graphmem.retrieval.graph import graph_query
@@ -74,7 +74,7 @@ HUBNESS = (0.0, 0.75)
 
 def relation_cases(graphs: list[UserGraph], embedder: Any, baseline: dict[str, list[str]]) -> list[RelationCase]:
     """Every question of ``graphs`` with its pools (embedded store, the default preset's pool sizes)."""
-    from benchmarks.graph_retrieval import load
+    from benchmarks.retrieval.graph_retrieval import load
 
     cases: list[RelationCase] = []
     with tempfile.TemporaryDirectory(prefix="graphmem-pools-") as tmp, ScriptedLLMServer() as server:
@@ -101,7 +101,7 @@ def baseline_orders(graphs: list[UserGraph], embedder: Any, depth: int = 10) -> 
     it) and each relation visible at its time written "source (type) relation destination (type)"."""
     import numpy as np
 
-    from benchmarks.graph_data import sentence
+    from benchmarks.data.graph_data import sentence
 
     out: dict[str, list[str]] = {}
     for g in graphs:

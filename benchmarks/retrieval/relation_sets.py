@@ -22,7 +22,7 @@ import re
 from datetime import datetime, timezone
 from pathlib import Path
 
-from benchmarks.graph_data import Question, UserGraph, generate
+from benchmarks.data.graph_data import Question, UserGraph, generate
 from graphmem.types import Entity, Relation, canonical_name, new_id
 
 SHARED_DATA = Path(__file__).resolve().parents[3] / "shared" / "data"

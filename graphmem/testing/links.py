@@ -1,5 +1,5 @@
 """TCP links to a real server that a test or benchmark cuts as a network, a restart or a crash
-would (tests/test_server_manners.py, tests/test_faults.py, benchmarks/fault_soak.py). Loopback only:
+would (tests/test_server_manners.py, tests/test_faults.py, benchmarks/faults/fault_soak.py). Loopback only:
 ``Link(host, port)`` listens on a free 127.0.0.1 port and forwards to ``host:port``."""
 
 from __future__ import annotations
