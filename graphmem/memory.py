@@ -16,14 +16,15 @@ from graphmem.embeddings import Embedder
 from graphmem.errors import ClosedError, ConfigError, InvalidInputError, NotFoundError
 from graphmem.factory import build_embedder, build_llm, build_store
 from graphmem.ingest import checks, edits, overlap
-from graphmem.ingest.add import AddOutcome, AddPipeline, log_messages
+from graphmem.ingest.add import AddOutcome, AddPipeline
 from graphmem.ingest.bulk import BulkAdder, ProgressCallback
 from graphmem.ingest.commit import commit_add, nothing_added
 from graphmem.ingest.context import Summarizer
 from graphmem.ingest.idempotency import Seal, keyed, seal_for
-from graphmem.ingest.messages import for_extraction, parse_messages, verbatim_messages
+from graphmem.ingest.messages import for_extraction, parse_messages
 from graphmem.ingest.prepare import prepare_in_background
 from graphmem.ingest.single_pass import SinglePassPipeline
+from graphmem.ingest.verbatim_add import add_verbatim
 from graphmem.lifecycle import provenance
 from graphmem.lifecycle.history import History
 from graphmem.lifecycle.reserve import Reserve
@@ -45,7 +46,6 @@ from graphmem.schema import arguments
 from graphmem.schema.counts import counted
 from graphmem.schema.filters import scope_and_filter
 from graphmem.schema.type_filters import TypeFilter
-from graphmem.stages.conversation import Message
 from graphmem.stages.facts import FactExtractionStage
 from graphmem.stages.graph_extraction import GraphExtractionStage
 from graphmem.stages.invalidation import InvalidationStage
@@ -55,14 +55,11 @@ from graphmem.stages.single_pass import SinglePassStage
 from graphmem.stages.summary import SummaryStage
 from graphmem.stores.base import GraphStore
 from graphmem.types import (
-    GraphWrite,
     MemoryItem,
-    MemoryWrite,
     Owners,
     Relation,
     Scope,
     canonical_name,
-    new_id,
     parse_time,
     utcnow,
 )
@@ -216,7 +213,7 @@ class Memory:
         ``prompt``: the fact-extraction prompt of this add (mem0's ``add(prompt=...)``); ``seal``: an
         add(idempotency_key=...)'s (its answer is written with the add)."""
         if not infer:
-            return self._add_verbatim(scope, messages, metadata, reference_time, expiration_date, key, seal)
+            return add_verbatim(self, scope, messages, metadata, reference_time, expiration_date, key, seal)
         parsed = for_extraction(parse_messages(messages, self.config.max_message_chars))
         if not parsed:
             return nothing_added(self.store, self.history_log, scope, seal)
@@ -241,41 +238,6 @@ class Memory:
         self._retention.maybe_purge()
         self._maybe_summarize(scope, outcome)
         return result
-
-    def _add_verbatim(
-        self, scope: Scope, messages: Any, metadata: dict[str, Any], reference_time: datetime, expiration_date: Any = None,
-        key: str | None = None, seal: Seal | None = None,
-    ) -> Result:
-        parsed = verbatim_messages(messages)
-        if not parsed:
-            return nothing_added(self.store, self.history_log, scope, seal)
-        vectors = self.embedder.embed([m.content for m in parsed])
-        outcome = self._verbatim_outcome(scope, parsed, vectors, metadata, reference_time, expiration_date, key)
-        result: Result = {"add_id": outcome.add_id, "results": outcome.results(), "relations": []}
-        if seal is not None:
-            outcome.write = seal.apply(outcome.write, scope, result)
-        self._commit(outcome, seal.key if seal else None)
-        self._retention.maybe_purge()  # logged, so the next infer=True add's summary covers these messages too
-        return result
-
-    def _verbatim_outcome(
-        self, scope: Scope, parsed: list[Message], vectors: list[list[float]], metadata: dict[str, Any], reference_time: datetime,
-        expiration_date: Any, key: str | None,
-    ) -> AddOutcome:
-        """The write of an infer=False add: each message a memory, user and assistant ones logged."""
-        outcome = AddOutcome(add_id=new_id())
-        write = GraphWrite(add_id=outcome.add_id, scope=scope, at=utcnow(), keep_messages=self.config.context.max_messages,
-                           idempotency_key=key)
-        write.memories = [
-            MemoryWrite("ADD", new_id(), m.content, v, metadata, m.role, said_at=reference_time, position=i,
-                       valid_at=reference_time)
-            for i, (m, v) in enumerate(zip(parsed, vectors, strict=True))
-        ]
-        annotate_times(write.memories, reference_time)
-        write.messages = log_messages([m for m in parsed if m.role in ("user", "assistant")], reference_time)
-        outcome.write = write
-        self._retention.stamp(write, expiration_date)
-        return outcome
 
     def add_many(
         self,

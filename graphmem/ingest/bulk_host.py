@@ -17,7 +17,6 @@ from graphmem.types import Scope
 if TYPE_CHECKING:
     from graphmem.config import MemoryConfig
     from graphmem.embeddings.base import Embedder
-    from graphmem.ingest.add import AddOutcome
     from graphmem.lifecycle.history import History
     from graphmem.lifecycle.retention import Retention
     from graphmem.stores.base import GraphStore
@@ -48,8 +47,3 @@ class BulkHost(Protocol):
         self, scope: Scope, messages: Any, metadata: dict[str, Any], reference_time: datetime, infer: bool,
         expiration_date: Any = None, key: str | None = None, prompt: str | None = None,
     ) -> dict[str, Any]: ...
-
-    def _verbatim_outcome(
-        self, scope: Scope, parsed: list[Message], vectors: list[list[float]], metadata: dict[str, Any],
-        reference_time: datetime, expiration_date: Any, key: str | None,
-    ) -> AddOutcome: ...

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from graphmem.errors import GraphMemError, WriteOutcomeUnknown
 from graphmem.ingest.bulk_host import BulkHost, BulkItem
+from graphmem.ingest.verbatim_add import verbatim_outcome
 from graphmem.lifecycle.history import HistoryEvent, sortable_time
 from graphmem.retrieval.text import analyse_written
 
@@ -108,8 +109,8 @@ def write_batch(adder: LaneOwner, items: list[BulkItem]) -> None:
     texts = [m.content for i in items for m in i.parsed]
     vectors = iter(memory.embedder.embed(texts) if texts else [])
     outcomes = [
-        memory._verbatim_outcome(i.scope, i.parsed, [next(vectors) for _ in i.parsed], i.metadata, i.reference_time,
-                                 i.expiration_date, i.key)
+        verbatim_outcome(memory, i.scope, i.parsed, [next(vectors) for _ in i.parsed], i.metadata, i.reference_time,
+                         i.expiration_date, i.key)
         for i in items
     ]  # fmt: skip
     try:
