@@ -38,7 +38,7 @@ def features(case: RelationCase, hub: float, floor: float) -> Features:
     return Features([r.id for r in pool], {k: np.asarray(v, dtype=float) for k, v in signals.items()},
                     [(r.source_id, r.relationship) for r in pool],
                     np.asarray([r.created_at.timestamp() if r.created_at else 0.0 for r in pool]),
-                    named=names_an_entity(pool, case.question, case.self_name))
+                    named=names_an_entity(pool, case.question))
 
 
 def _by_best(x: np.ndarray) -> np.ndarray:

@@ -98,7 +98,7 @@ def rank_relations(candidates: list[Relation], query: str, preset: SearchPreset,
     signals["seed"] = joined_seeds(candidates, signals["seed"], query, self_name)
     signals["vector"] = relative(signals["vector"], preset.vector_floor)
     weights = preset.relation_weights or preset.weights
-    if preset.relation_words_need_a_name and not names_an_entity(candidates, query, self_name):
+    if preset.relation_words_need_a_name and not names_an_entity(candidates, query):
         weights = {name: (0.0 if name in LEXICAL else w) for name, w in weights.items()}
     fused = fuse(signals, weights, preset.fusion, k=preset.rrf_k, selective=preset.selective)
     for i, rel in enumerate(candidates):
@@ -151,17 +151,16 @@ def joined_seeds(candidates: Sequence[Relation], seeds: list[float], query: str,
     return [s * JOINED_SEEDS if s and named(r.source) and named(r.destination) else s for r, s in zip(candidates, seeds, strict=True)]
 
 
-def names_an_entity(candidates: Sequence[Relation], query: str, self_name: str) -> bool:
-    """True when the question names an entity among the candidates' ends other than the user's own
-    node (every word of its name is a word of the question): "where does Kenji work?" does,
-    "who is my better half?" does not."""
+def names_an_entity(candidates: Sequence[Relation], query: str) -> bool:
+    """True when the question names an entity among the candidates' ends: every word of its name is
+    a word of the question ("where does Kenji work?", "where does alice live?" for the user alice).
+    "who is my better half?" names none: "I", "my", "me" are not a name's words."""
     terms = set(tokenize(query))
     for rel in candidates:
         for name in (rel.source, rel.destination):
-            if not is_self(name, self_name):
-                words = set(tokenize(name))
-                if words and words <= terms:
-                    return True
+            words = set(tokenize(name))
+            if words and words <= terms:
+                return True
     return False
 
 

@@ -94,7 +94,8 @@ class SearchPreset:
     #: (docs/retrieval.md, "The anchor")
     anchor: float = 0.0
     #: relations only: the words (bm25, fulltext) count only when the question names an entity among
-    #: the candidates' ends other than the user (retrieval.graph.names_an_entity). Why: a question that
+    #: the candidates' ends (retrieval.graph.names_an_entity; the user's own node too when the question
+    #: says the user's name, not for "I / my"). Why: a question that
     #: names nothing ("who is my better half?") shares no word with its answer; its words then match
     #: relations that merely repeat one of them, and the fact's meaning is all there is to go on
     relation_words_need_a_name: bool = False
