@@ -5,7 +5,7 @@ load on first access (PEP 562), so ``import graphmem`` and ``graphmem --help`` s
 importing never pulls in the openai SDK or the Neo4j driver (they load when a Memory needs them).
 
 Layers, lowest first; a package imports only from its own layer or below (tests/test_layers.py):
-the foundation (redact, errors, types, results, schema, launcher, observability); the models (llm, stages, embeddings);
+the foundation (errors with redact, types, results, schema, launcher, observability); the models (llm, stages, embeddings);
 stores; the core (retrieval, ingest, lifecycle, compat); the facade (config, factory, memory, aio);
 the interfaces (cli, server, ui, browser, integrations, testing).
 """

@@ -32,9 +32,9 @@ from pydantic import (
 
 from graphmem.compat import mem0_config as mem0_compat
 from graphmem.errors import ConfigError
+from graphmem.errors.redact import redact_value
 from graphmem.home import default_store_folder, graphmem_home
 from graphmem.observability import spans
-from graphmem.redact import redact_value
 from graphmem.schema import limits
 from graphmem.schema.ontology import Ontology
 
@@ -64,7 +64,7 @@ class _Model(BaseModel):
 
     def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
         # a URL may hold credentials (http://user:pass@host/v1) and a free-form config dict a key:
-        # every repr (and str) of a config shows them masked (graphmem.redact)
+        # every repr (and str) of a config shows them masked (graphmem.errors.redact)
         for key, value in super().__repr_args__():
             yield key, redact_value(key, value)
 

@@ -110,7 +110,19 @@ class Memory:
         self._reserve = Reserve.beside(self.config.history_db_path)  # room for deletes on a full disk (reserve.py)
         if not self.store.read_only:  # a reader must not settle the owner's in-flight adds
             self.history_log.repair_at_start(self.store.get_memory)
-        self._add = self._pipeline(
+        self._add = self._pipeline()
+        self._retention = Retention(self.config.retention, self.store, self.history_log)
+        self._summarizer = Summarizer(self.store, SummaryStage(self.llm), self.config.context.summary_every, self.config.context.max_messages)
+        # a search's relation query, beside its memory query (store.concurrent_reads); shared by searches in flight
+        self._search_pool = ThreadPoolExecutor(max_workers=16, thread_name_prefix="graphmem-search")
+        # the background work last: started earlier, its threads would share the interpreter with the
+        # rest of this constructor and slow it down (Memory.from_config on Neo4j, docs/benchmarks.md)
+        self.store.warm()  # the store's own setting decides (build_store folds warm_up into it)
+        self._preparing = prepare_in_background(self.llm, self.graph_llm, self.embedder) if self.config.warm_up else None
+
+    def _pipeline(self) -> AddPipeline:
+        """The add pipeline of ``add_mode``: both share stages, resolution and the write."""
+        parts: dict[str, Any] = dict(
             store=self.store,
             embedder=self.embedder,
             extraction=GraphExtractionStage(self.graph_llm, self.config.graph_store.custom_prompt, self.config.graph_store.ontology),
@@ -123,17 +135,6 @@ class Memory:
             read_log=self._reads_log,
             keep_messages=self.config.context.max_messages,
         )
-        self._retention = Retention(self.config.retention, self.store, self.history_log)
-        self._summarizer = Summarizer(self.store, SummaryStage(self.llm), self.config.context.summary_every, self.config.context.max_messages)
-        # a search's relation query, beside its memory query (store.concurrent_reads); shared by searches in flight
-        self._search_pool = ThreadPoolExecutor(max_workers=16, thread_name_prefix="graphmem-search")
-        # the background work last: started earlier, its threads would share the interpreter with the
-        # rest of this constructor and slow it down (Memory.from_config on Neo4j, docs/benchmarks.md)
-        self.store.warm()  # the store's own setting decides (build_store folds warm_up into it)
-        self._preparing = prepare_in_background(self.llm, self.graph_llm, self.embedder) if self.config.warm_up else None
-
-    def _pipeline(self, **parts: Any) -> AddPipeline:
-        """The add pipeline of ``add_mode``: both share stages, resolution and the write."""
         if self.config.add_mode == "single_pass":
             single = SinglePassStage(self.llm, parts["extraction"], self.config.custom_fact_extraction_prompt)
             return SinglePassPipeline(single, **parts)
@@ -322,19 +323,27 @@ class Memory:
         chosen = get_preset(preset)
         when = parse_time(as_of, field_name="as_of")
         known = parse_time(known_at, field_name="known_at")
-        embedding, centre = query_vectors(self.embedder, query)
         chosen, threshold = on_scale(chosen, threshold, self.embedder)
-        asked = parse_query(query, when or known or utcnow()) if chosen.weights.get("time") else None
         wanted = RELATION_CANDIDATES if types.active else limit  # filtered before the cut
+        embedding, memories, relations = self._find(scope, query, flt, chosen, limit, wanted, threshold, when, known, hops, rerank)
+        memories = agree(self.store, scope, memories, relations, embedding, when, known)
+        relations = types.apply(relations, limit)
+        return {"results": [m.to_dict() for m in memories], "relations": [r.to_dict() for r in relations]}
 
+    def _find(
+        self, scope: Scope, query: str, flt: Any, chosen: SearchPreset, limit: int, wanted: int, threshold: float | None,
+        when: datetime | None, known: datetime | None, hops: int, rerank: bool,
+    ) -> tuple[list[float], list[MemoryItem], list[Relation]]:
+        """A search's store reads on checked arguments: the query's vectors (and the time it asks
+        about, for a preset that weighs time), then its memory and relation halves."""
+        embedding, centre = query_vectors(self.embedder, query)
+        asked = parse_query(query, when or known or utcnow()) if chosen.weights.get("time") else None
         find_relations = partial(search_relations, self.store, scope, query, embedding, chosen, wanted,
                                  as_of=when, known_at=known, hops=hops, filters=flt, centre=centre)
         find_memories = partial(search_memories, self.store, scope, query, embedding, chosen, limit, flt, when, threshold,
                                 asked, known, self.reranker if rerank else None)
         memories, relations = self._read_both(find_memories, find_relations)
-        memories = agree(self.store, scope, memories, relations, embedding, when, known)
-        relations = types.apply(relations, limit)
-        return {"results": [m.to_dict() for m in memories], "relations": [r.to_dict() for r in relations]}
+        return embedding, memories, relations
 
     def _read_both(self, find_memories: Callable[[], list[MemoryItem]],
                    find_relations: Callable[[], list[Relation]]) -> tuple[list[MemoryItem], list[Relation]]:

@@ -6,7 +6,7 @@ lazy ones inside functions and ``TYPE_CHECKING`` ones included, without importin
 optional extra needs to be installed), adds no dependency, and its table below is the layer order in
 one place. The layers, lowest first (graphmem/__init__.py says the same in words):
 
-    foundation   redact, errors, types, results, schema, launcher, home, observability (tracing)
+    foundation   errors (with redact), types, results, schema, launcher, home, observability (tracing)
     models       llm, stages, embeddings
     stores       stores (neo4j, embedded; one contract)
     core         retrieval, ingest, lifecycle, compat
@@ -25,7 +25,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "graphmem"
 
-FOUNDATION = {"redact", "errors", "types", "results", "schema", "launcher", "home", "observability"}
+FOUNDATION = {"errors", "types", "results", "schema", "launcher", "home", "observability"}
 MODELS = {"llm", "stages", "embeddings"}
 CORE = {"retrieval", "ingest", "lifecycle", "compat"}
 FACADE = {"config", "factory", "memory", "aio"}
@@ -33,23 +33,22 @@ INTERFACES = {"cli", "server", "ui", "browser", "integrations", "testing"}
 
 #: What each unit (a package, or a module at graphmem's top) may import besides itself.
 ALLOWED: dict[str, set[str]] = {
-    "redact": set(),
-    "errors": {"redact"},
+    "errors": set(),
     "types": {"errors", "results"},
     "results": {"errors", "llm"},  # Usage: llm/usage.py's token counts, a TypedDict
     "schema": {"errors", "types"},
     "launcher": {"errors", "home"},
     "home": set(),
     "observability": {"errors"},  # spans every layer opens: it knows nothing of theirs
-    "embeddings": {"errors", "types", "schema", "home", "observability", "redact"},
-    "llm": {"errors", "types", "results", "schema", "stages", "observability", "redact"},  # structured output reads the stages' tool schemas
+    "embeddings": {"errors", "types", "schema", "home", "observability"},
+    "llm": {"errors", "types", "results", "schema", "stages", "observability"},  # structured output reads the stages' tool schemas
     "stages": {"errors", "types", "results", "schema", "llm", "observability"},
     "stores": FOUNDATION | {"embeddings"},
     "retrieval": FOUNDATION | MODELS | {"stores"},
     "ingest": FOUNDATION | MODELS | {"stores", "retrieval", "lifecycle", "config", "memory"},
     "lifecycle": FOUNDATION | MODELS | {"stores", "ingest", "config", "factory", "memory"},
     "compat": FOUNDATION | MODELS | {"stores", "lifecycle", "memory"},
-    "config": {"errors", "types", "schema", "compat", "home", "observability", "redact"},
+    "config": {"errors", "types", "schema", "compat", "home", "observability"},
     "factory": FOUNDATION | MODELS | {"stores", "config"},
     "memory": FOUNDATION | MODELS | CORE | {"stores", "config", "factory"},
     "aio": FOUNDATION | MODELS | CORE | FACADE,

@@ -20,7 +20,7 @@ from servers import free_port, graphmem_command, running
 
 from graphmem import Memory
 from graphmem.errors import EmbeddingError, GraphMemError, LLMUnavailableError
-from graphmem.redact import redact_text, redact_url
+from graphmem.errors.redact import redact_text, redact_url
 from graphmem.testing import ScriptedLLMServer
 from graphmem.testing.scripted_server import Fault
 

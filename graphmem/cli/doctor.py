@@ -136,8 +136,8 @@ def check_store(store_config: Any, dims: int, precision: str = "fp32") -> tuple[
     """Open the store as the next command would (the embedded one read-only: no lock is taken, so a
     running `graphmem serve` does not matter), with the embedder's dimensions and precision."""
     from graphmem.config import EmbeddedSettings
+    from graphmem.errors.redact import redact_url
     from graphmem.factory import build_store
-    from graphmem.redact import redact_url
 
     settings = store_config.settings()
     embedded = isinstance(settings, EmbeddedSettings)

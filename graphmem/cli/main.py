@@ -380,7 +380,7 @@ def main(argv: list[str] | None = None) -> int:
     ns = parser.parse_args(args)
     if hasattr(ns, "user_id") and not any(_scope(ns).values()):
         parser.error(f"{ns.command}: give at least one of --user, --agent, --run")  # exits 2
-    from graphmem.redact import guard_process_logs
+    from graphmem.errors.redact import guard_process_logs
 
     guard_process_logs()  # whatever a command logs (an HTTP client's request URLs too) shows no credentials
     try:

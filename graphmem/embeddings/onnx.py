@@ -85,7 +85,10 @@ def _model_folder(model_dir: str | os.PathLike[str] | None, model: str | None, r
     return model_dir
 
 
-def _check_settings(max_length: int, batch_size: int, threads: int | None) -> None:
+def _check_settings(max_length: int, batch_size: int, threads: int | None, pooling: str | None) -> None:
+    """The caller's settings, checked before any file is read."""
+    if pooling is not None and pooling not in _POOLING_MODES:
+        raise ConfigError(f"OnnxEmbedder pooling must be one of {', '.join(_POOLING_MODES)}, got {pooling!r}")
     if not isinstance(max_length, int) or max_length < 2:
         raise ConfigError(f"OnnxEmbedder max_length must be an integer >= 2, got {max_length!r}")
     if not isinstance(batch_size, int) or batch_size < 1:
@@ -240,6 +243,16 @@ def _model_output(session: Any) -> tuple[str, int | None]:
     return output.name, (last_dim if isinstance(last_dim, int) and last_dim > 0 else None)
 
 
+
+def _token_limit(asked: int | None, model_limit: int | None, folder: Path) -> int:
+    """Tokens fed per text: the caller's, else the model's own limit bounded by DEFAULT_MAX_LENGTH
+    (an add's embedding cost grows with the tokens: a 512-token bge pass is ~2.5x a 256 one); never
+    more than the model's position embeddings hold (longer inputs would overflow them)."""
+    limit = asked if asked is not None else min(model_limit or DEFAULT_MAX_LENGTH, DEFAULT_MAX_LENGTH)
+    positions = _max_positions(folder)
+    return positions if positions is not None and limit > positions else limit
+
+
 class OnnxEmbedder(Embedder):
     """Sentence embeddings from ``model_dir/model.onnx`` and ``model_dir/tokenizer.json``.
 
@@ -272,9 +285,7 @@ class OnnxEmbedder(Embedder):
         ``precision`` "int8": the model's int8 copy, made once (embeddings/quantize.py)."""
         super().__init__()
         folder = _model_folder(model_dir, model, revision, cache_dir)
-        _check_settings(256 if max_length is None else max_length, batch_size, threads)
-        if pooling is not None and pooling not in _POOLING_MODES:
-            raise ConfigError(f"OnnxEmbedder pooling must be one of {', '.join(_POOLING_MODES)}, got {pooling!r}")
+        _check_settings(256 if max_length is None else max_length, batch_size, threads, pooling)
         self.precision = quantize.check_precision(precision)
         self.model_dir = Path(folder).expanduser()
         model_path, tokenizer_path = _model_files(self.model_dir)
@@ -284,13 +295,7 @@ class OnnxEmbedder(Embedder):
         profile = models.resolve(model or _display_name(self.model_dir), self.model_dir, {
             "pooling": pooling, "query_instruction": query_instruction, "passage_instruction": passage_instruction,
             "max_length": max_length, "score_floor": score_floor, "query_floor": query_floor})
-        # the model's own limit bounds it; by default graphmem feeds at most DEFAULT_MAX_LENGTH tokens
-        # (an add's embedding cost grows with the tokens: a 512-token bge pass is ~2.5x a 256 one)
-        max_length = max_length if max_length is not None else min(profile.max_length or DEFAULT_MAX_LENGTH, DEFAULT_MAX_LENGTH)
-        max_positions = _max_positions(self.model_dir)
-        if max_positions is not None and max_length > max_positions:
-            max_length = max_positions  # longer inputs would overflow the position embeddings
-        self.max_length = max_length
+        self.max_length = max_length = _token_limit(max_length, profile.max_length, self.model_dir)
         self.batch_size = batch_size
         self.threads = threads
         self.pooling = profile.pooling or _read_pooling(self.model_dir)
@@ -303,6 +308,13 @@ class OnnxEmbedder(Embedder):
         self._output_name, dims = _model_output(self._session)
         # a symbolic last dimension: ask the model once
         self.dims = dims if dims is not None else len(self._run(["dimension probe"])[0])
+        self._set_floors(profile)
+        self._fingerprint = _fingerprint(
+            (model_path, tokenizer_path), [self.name, self.precision, self.pooling, self.query_instruction, str(self.max_length), str(self.dims)]
+            + (["one text per call"] if self._per_text else []))
+
+    def _set_floors(self, profile: models.ModelProfile) -> None:
+        """The cosines that mean "unrelated" for this model: from its table row, else measured."""
         if profile.score_floor is None:  # a model the table does not know: measured (not a caller's calls)
             floor, query_floor = models.floors(self.embed, self.embed_query)
             self.calls = 0
@@ -312,9 +324,6 @@ class OnnxEmbedder(Embedder):
             self.score_floor = profile.score_floor
             self.query_floor = profile.query_floor if profile.query_floor is not None else profile.score_floor
         self.rank_floor = profile.rank_floor
-        self._fingerprint = _fingerprint(
-            (model_path, tokenizer_path), [self.name, self.precision, self.pooling, self.query_instruction, str(self.max_length), str(self.dims)]
-            + (["one text per call"] if self._per_text else []))
 
     def fingerprint(self) -> str | None:
         """The model and tokenizer files as they were loaded (resolved path, size, modification

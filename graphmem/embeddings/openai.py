@@ -8,7 +8,7 @@ from typing import Any
 
 from graphmem.embeddings.base import Embedder
 from graphmem.errors import ConfigError, EmbeddingError
-from graphmem.redact import guard_client_logs, redact_url
+from graphmem.errors.redact import guard_client_logs, redact_url
 
 KNOWN_DIMS = {
     "text-embedding-3-small": 1536,

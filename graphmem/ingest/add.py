@@ -193,15 +193,7 @@ class AddPipeline:
         elif self.read_log:
             outcome.conversation = self.store.conversation(scope, self.recent_messages)
         context = render_context(outcome.conversation)
-        # the add's usage meter (a context variable) goes with the extraction into the worker thread
-        graph_job = overlap.submit(self._pool, self.extraction.run, messages, scope.self_name, reference_time, context)
-        facts, dropped = ([], 0) if graph_only else self.facts.run(messages, scope.self_name, reference_time, context, prompt)
-        extracted: GraphExtraction = graph_job.result()
-        outcome.dropped["facts"] += dropped
-        outcome.dropped.update(extracted.dropped)
-        outcome.drop_reasons += extracted.reasons
-        outcome.off_ontology = extracted.off_ontology
-
+        extracted, facts = self._extract(outcome, scope, messages, reference_time, context, prompt, graph_only)
         entity_vectors, fact_vectors = self._embed_add(outcome, scope, extracted, facts)
         found = self._read(scope, extracted, entity_vectors, fact_vectors)
         entities = self._resolve(extracted, entity_vectors, found)
@@ -227,6 +219,22 @@ class AddPipeline:
         self._assemble(outcome, scope, messages, entities, new_relations, existing, decisions,
                        dict(zip(facts, fact_vectors, strict=False)), metadata, reference_time)
         return outcome
+
+    def _extract(
+        self, outcome: AddOutcome, scope: Scope, messages: list[Message], reference_time: datetime, context: str,
+        prompt: str | None, graph_only: bool,
+    ) -> tuple[GraphExtraction, list[str]]:
+        """The add's two reads of the messages at once: entities and relations, and memory facts
+        (none for a graph-only add); what each dropped is counted on ``outcome``."""
+        # the add's usage meter (a context variable) goes with the extraction into the worker thread
+        graph_job = overlap.submit(self._pool, self.extraction.run, messages, scope.self_name, reference_time, context)
+        facts, dropped = ([], 0) if graph_only else self.facts.run(messages, scope.self_name, reference_time, context, prompt)
+        extracted: GraphExtraction = graph_job.result()
+        outcome.dropped["facts"] += dropped
+        outcome.dropped.update(extracted.dropped)
+        outcome.drop_reasons += extracted.reasons
+        outcome.off_ontology = extracted.off_ontology
+        return extracted, facts
 
     def _assemble(
         self,

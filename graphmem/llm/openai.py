@@ -23,13 +23,13 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from graphmem.errors import ConfigError, LLMResponseError, LLMUnavailableError
+from graphmem.errors.redact import guard_client_logs, redact_url
 from graphmem.llm import usage as usage_meter
 from graphmem.llm.base import LLM, LLMUsage, ToolCallResult, ToolSpec
 from graphmem.llm.profiles import Adaptations, Auto, Refusal, choose_profile, classify
 from graphmem.llm.structured import arguments_object, calls_from_text, json_mode_messages, response_format
 from graphmem.observability import conventions
 from graphmem.observability.spans import lazy_span
-from graphmem.redact import guard_client_logs, redact_url
 
 if TYPE_CHECKING:
     import openai
@@ -361,7 +361,7 @@ class OpenAILLM(LLM):
         )
 
     def _endpoint(self) -> str:
-        """Where requests go, for messages: without credentials (graphmem.redact)."""
+        """Where requests go, for messages: without credentials (graphmem.errors.redact)."""
         return redact_url(str(self._built.base_url) if self._built is not None else str(self.base_url or "https://api.openai.com/v1"))
 
 

@@ -97,7 +97,7 @@ def _access_log() -> None:
     """graphmem's access log (one line per request, key names only) on stderr at INFO; uvicorn's own stays off."""
     import logging
 
-    from graphmem.redact import guard_logger
+    from graphmem.errors.redact import guard_logger
 
     log = logging.getLogger("graphmem.server.access")
     if not log.handlers:

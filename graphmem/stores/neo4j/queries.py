@@ -14,11 +14,11 @@ from typing import Any
 
 from graphmem.errors import InvalidInputError
 from graphmem.schema.filters import Filter, scoped
-from graphmem.schema.labels import type_label
 from graphmem.schema.ontology import property_names, stored_attributes
 from graphmem.stores.base import EntityCandidate, GraphQuery, RelationFact
 from graphmem.stores.neo4j.conversation import message_rows
 from graphmem.stores.neo4j.filters import filtered
+from graphmem.stores.neo4j.graph_rows import entity_rows, relation_rows
 from graphmem.stores.neo4j.memories import memory_rows
 from graphmem.stores.neo4j.schema_check import expected
 from graphmem.stores.neo4j.values import (
@@ -145,41 +145,8 @@ def write_graph(write: GraphWrite, unlock: bool = False) -> Statement:
             "at": utc(write.at),
             "add_id": write.add_id,
             "invalidations": [{"id": i.relation_id, "invalid_at": utc(i.invalid_at)} for i in write.invalidations],
-            "entities": [
-                {
-                    "id": e.id,
-                    "name": e.name,
-                    "canonical": e.canonical,
-                    "entity_type": e.entity_type,
-                    # a label of the style's fixed list or a declared ontology type name (validated), or null
-                    "label": e.label or type_label(e.entity_type),
-                    "embedding": vector(e.embedding),
-                    "is_new": bool(e.is_new),
-                    "seq": seq,
-                }
-                for seq, e in enumerate(write.entities)
-            ],
-            "relations": [
-                {
-                    "id": r.id,
-                    "type": r.relationship,
-                    "source_id": r.source_id,
-                    "source_canonical": canonical_of.get(r.source_id),
-                    "destination_id": r.destination_id,
-                    "destination_canonical": canonical_of.get(r.destination_id),
-                    "valid_at": utc(r.valid_at),
-                    "invalid_at": utc(r.invalid_at),
-                    "created_at": utc(r.created_at),
-                    "expired_at": utc(r.expired_at),
-                    "seq": seq,
-                    # both or neither: a fact without its embedding is not written
-                    "fact": r.fact if r.fact_embedding is not None else None,
-                    "fact_embedding": vector(r.fact_embedding) if r.fact is not None and r.fact_embedding is not None else None,
-                    "provenance": list(r.provenance) or None,
-                    "retired_by": r.retired_by,
-                }
-                for seq, r in enumerate(write.relations)
-            ],
+            "entities": entity_rows(write),
+            "relations": relation_rows(write, canonical_of),
             "memories": memory_rows(write, canonical_of),
             "messages": message_rows(write),
             "keep_messages": int(write.keep_messages),

@@ -17,7 +17,7 @@ from neo4j.exceptions import (
 )
 
 from graphmem.errors import GraphMemError, StoreError, StoreUnavailableError, WriteOutcomeUnknown
-from graphmem.redact import redact_text, redact_url  # one rule for every URL graphmem shows
+from graphmem.errors.redact import redact_text, redact_url  # one rule for every URL graphmem shows
 
 _UNAVAILABLE = (ServiceUnavailable, SessionExpired, AuthError, DatabaseUnavailable)
 

@@ -20,17 +20,20 @@
             └── LauncherError      the local Neo4j launcher could not build, start or stop Neo4j
 
 Driver, HTTP and SDK exceptions are translated at the boundary with ``raise ... from exc`` so the
-original stays available as ``__cause__``. Messages are redacted (graphmem.redact) when made.
+original stays available as ``__cause__``. Messages are redacted (graphmem.errors.redact) when made.
+
+Owns the exceptions and the redaction of what graphmem shows (redact.py: messages, logs, reprs).
+May import nothing else of graphmem: everything imports it.
 """
 
 from __future__ import annotations
 
-from graphmem.redact import redact_text
+from graphmem.errors.redact import redact_text
 
 
 class GraphMemError(Exception):
     """Root of every error graphmem raises. Its text never carries a secret: credentials in URLs,
-    keys and tokens are masked when the error is made (graphmem.redact), so a message may name the
+    keys and tokens are masked when the error is made (graphmem.errors.redact), so a message may name the
     URL it failed on whatever the caller logs or sends back."""
 
     def __init__(self, *args: object) -> None:

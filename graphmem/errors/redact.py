@@ -6,7 +6,7 @@ key. graphmem never shows them: every :class:`~graphmem.errors.GraphMemError` te
 :func:`redact_text`, config reprs through :func:`redact_value`, and the log records of graphmem's
 processes (and of the HTTP clients it drives) through :class:`RedactingFilter`.
 
-Foundation: imports nothing of graphmem, so errors.py and everything above can use it.
+Imports nothing of graphmem, so the exceptions (this package's __init__) and everything above can use it.
 """
 
 from __future__ import annotations
