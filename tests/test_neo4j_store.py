@@ -387,7 +387,7 @@ class FakeDriver:
         self.calls.append(("execute_query", routing_, database_))
         return self.records, NO_TIMES, None
 
-    def session(self, database, bookmark_manager, notifications_min_severity=None):
+    def session(self, database, bookmark_manager, notifications_min_severity=None, default_access_mode=None):
         self.calls.append(("session", database, bookmark_manager is self.execute_query_bookmark_manager))
         assert notifications_min_severity == "OFF"
         driver = self

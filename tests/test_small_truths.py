@@ -84,7 +84,7 @@ def test_cli_says_when_there_are_no_memories(tmp_path, capsys):
     assert main(["add", "a note", "--user", "u", "--no-infer", "--config", str(config)]) == 0
     assert main(["delete-all", "--user", "u", "--yes", "--config", str(config)]) == 0
     out = capsys.readouterr().out
-    assert "Deleted 1 memories" in out
+    assert "Deleted 1 memory" in out
     assert main(["get-all", "--user", "u", "--config", str(config)]) == 0
     assert capsys.readouterr().out.splitlines() == ["(no memories)", "(no relations)"]
 

@@ -77,7 +77,7 @@ def fuse(f: Features, weights: Mapping[str, float], method: str, selective: Sequ
 
 def rank(f: Features, weights: Mapping[str, float], method: str = "adaptive", spread: float = 0.0,
          selective: Sequence[str] = (), anchor: float = 0.0, words_need_a_name: bool = False) -> list[str]:
-    if words_need_a_name and not f.named:
+    if words_need_a_name and not f.named and (f.signals["vector"] > 0).any():
         weights = {k: (0.0 if k in fusion.LEXICAL else w) for k, w in weights.items()}
     scores = fuse(f, weights, method, selective)
     keep = np.flatnonzero(scores > 0)

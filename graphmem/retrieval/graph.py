@@ -98,8 +98,11 @@ def rank_relations(candidates: list[Relation], query: str, preset: SearchPreset,
     signals["seed"] = joined_seeds(candidates, signals["seed"], query, self_name)
     signals["vector"] = relative(signals["vector"], preset.vector_floor)
     weights = preset.relation_weights or preset.weights
-    if preset.relation_words_need_a_name and not names_an_entity(candidates, query):
+    has_meaning = any(v > 0 for v in signals["vector"])
+    if preset.relation_words_need_a_name and has_meaning and not names_an_entity(candidates, query):
         weights = {name: (0.0 if name in LEXICAL else w) for name, w in weights.items()}
+    if not has_meaning:  # no fact cosine above the floor (no fact embeddings, a degenerate embedder): the seeds still place them
+        weights = {**weights, "seed": max(weights.get("seed", 0.0), 1.0)}
     fused = fuse(signals, weights, preset.fusion, k=preset.rrf_k, selective=preset.selective)
     for i, rel in enumerate(candidates):
         for name in ("bm25", "path"):
