@@ -8,10 +8,12 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 from conftest import TEST_DIMS
@@ -70,3 +72,24 @@ def running(args: list[str], ready_url: str, log: Path, timeout: float = 90.0) -
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(10)
+
+
+@contextmanager
+def serving_in_thread(app: Any) -> Iterator[str]:
+    """An ASGI app (REST, inspector or MCP over HTTP) under uvicorn in a thread of this process, on a
+    free loopback port; yields its base URL. For tests that watch what the app does in-process."""
+    import uvicorn
+
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", access_log=False))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(20)

@@ -10,18 +10,14 @@ from __future__ import annotations
 
 import json
 import os
-import threading
-import time
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
 import pytest
 from conftest import TEST_DIMS
 from helpers import make_memory
-from servers import free_port
+from servers import serving_in_thread
 from test_browser import chrome, load_story  # noqa: F401 - chrome is a fixture
 from test_package import wheel  # noqa: F401 - a fixture
 
@@ -37,25 +33,9 @@ BEFORE_END, AFTER_END = "2024-04-01", "2024-07-01"
 SECRET = "the vault code is 7781 at Zanzibar"
 
 
-@contextmanager
-def serving(memory, tenants: Tenants | None) -> Iterator[str]:
+def serving(memory, tenants: Tenants | None):
     """The REST app (with /ui) under uvicorn in a thread; yields its base URL."""
-    import uvicorn
-
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(AsyncMemory(memory=memory), tenants), host="127.0.0.1", port=port,
-                                           log_level="warning", access_log=False))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.05)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(20)
+    return serving_in_thread(create_app(AsyncMemory(memory=memory), tenants))
 
 
 @pytest.fixture

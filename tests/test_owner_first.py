@@ -12,11 +12,7 @@ and an MCP server with a fixed agent scope; both stores."""
 from __future__ import annotations
 
 import asyncio
-import threading
-import time
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import httpx
@@ -26,7 +22,7 @@ from helpers import make_memory
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
-from servers import free_port
+from servers import serving_in_thread
 
 from graphmem.aio import AsyncMemory
 from graphmem.server.access import Tenant, Tenants, hash_key
@@ -61,23 +57,6 @@ class Watched:
         return {getattr(x, "user_id", None) if not isinstance(x, dict) else x.get("user_id") for x in self.loaded if x}
 
 
-@contextmanager
-def serving(app: Any) -> Iterator[str]:
-    import uvicorn
-
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", access_log=False))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.05)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(20)
 
 
 @pytest.fixture
@@ -98,7 +77,7 @@ def test_rest_and_inspector_never_load_another_tenants_memory(world):
     theirs, alice = world["theirs"], world["alice"]
     unknown = uuid.uuid4().hex
     watched = Watched(world["memory"])
-    with serving(create_app(AsyncMemory(memory=world["memory"]), world["tenants"])) as url, \
+    with serving_in_thread(create_app(AsyncMemory(memory=world["memory"]), world["tenants"])) as url, \
             httpx.Client(base_url=url, headers={"X-API-Key": ALICE_KEY}, timeout=30) as c:
         for memory_id in (theirs, unknown):
             answers = [c.get(f"/memories/{memory_id}"), c.put(f"/memories/{memory_id}", json={"text": "x"}),
@@ -145,7 +124,7 @@ def test_mcp_tools_never_load_another_tenants_memory(world):
             mine = await client.call_tool("get_memory", {"memory_id": world["mine"], "user_id": alice})
             assert not mine.is_error and watched.owners_loaded() == {alice}
 
-    with serving(app) as url:
+    with serving_in_thread(app) as url:
         asyncio.run(main(url))
     assert memory.get(theirs)["memory"] == "bob's vault code is 7782"
 
@@ -165,5 +144,5 @@ def test_a_fixed_agent_scope_is_checked_in_the_lookup(world):
             mine = await client.call_tool("get_memory", {"memory_id": world["mine"]})
             assert not mine.is_error, mine
 
-    with serving(app) as url:
+    with serving_in_thread(app) as url:
         asyncio.run(main(url))

@@ -7,19 +7,14 @@ to over HTTP by real clients (httpx; the MCP SDK's client)."""
 from __future__ import annotations
 
 import asyncio
-import threading
-import time
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Any
 
 import httpx
 import pytest
 from conftest import TEST_DIMS
 from helpers import graph, make_memory, script
 from opentelemetry import trace
-from servers import free_port
+from servers import serving_in_thread
 from tracing_helpers import children, exporter, one, texts
 
 from graphmem.aio import AsyncMemory
@@ -46,23 +41,6 @@ def memory(server, tmp_path):
     m.close()
 
 
-@contextmanager
-def serving(app: Any) -> Iterator[str]:
-    import uvicorn
-
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", access_log=False))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.05)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(20)
 
 
 def theirs(finished: list) -> list:
@@ -87,7 +65,7 @@ def test_a_rest_request_joins_the_callers_trace(memory, server, spans):
     uid = f"u-{uuid.uuid4().hex[:8]}"
     script(server, graph([("I", "person"), ("Lisbon", "city")], [("I", "lives_in", "Lisbon")]))
     server.enqueue("extract_facts", {"facts": ["Lives in Lisbon"]})
-    with serving(create_app(AsyncMemory(memory=memory), None)) as url:
+    with serving_in_thread(create_app(AsyncMemory(memory=memory), None)) as url:
         added = httpx.post(f"{url}/memories", json={"messages": [{"role": "user", "content": "I live in Lisbon."}],
                                                     "user_id": uid}, headers={"traceparent": TRACEPARENT}, timeout=60)
         assert added.status_code == 200, added.text
@@ -133,7 +111,7 @@ def test_an_mcp_tool_call_over_http_joins_the_callers_trace(memory, server, span
             found = await client.call_tool("search_memory", {"query": "where do I live?"})
             assert not found.is_error
 
-    with serving(app) as url:
+    with serving_in_thread(app) as url:
         asyncio.run(talk(url))
     finished = list(spans.get_finished_spans())
     # the SDK's client puts its own trace into each message's _meta, which the SDK's server span follows;
@@ -169,7 +147,7 @@ def test_an_mcp_call_traced_by_the_sdks_client_is_not_traced_twice(memory, serve
             async with Client(streamable_http_client(f"{url}/mcp", http_client=http), read_timeout_seconds=60) as client:
                 assert not (await client.call_tool("search_memory", {"query": "anything?"})).is_error
 
-    with serving(app) as url:
+    with serving_in_thread(app) as url:
         asyncio.run(talk(url))
     finished = list(spans.get_finished_spans())
     turn = one(finished, "agent turn")

@@ -20,6 +20,7 @@ be 0. Loopback only; every loop is bounded.
 
     python -m benchmarks.faults.fault_soak --stores embedded neo4j --neo4j-url bolt://127.0.0.1:7704
     python -m benchmarks.faults.fault_soak --stores neo4j --neo4j-url bolt://127.0.0.1:7701 --restart-neo4j 7701:7401
+    python -m benchmarks.faults.fault_soak --source /path/to/other/checkout ...   # the server runs that code (a before run)
 """
 
 from __future__ import annotations
@@ -58,9 +59,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--restart-neo4j", "--kill-neo4j", dest="restart_neo4j", metavar="BOLT:HTTP",
                    help="also stop (gracefully, then with kill -9) the launcher's Neo4j on these ports mid-burst and start it "
                         "again (your own instance only)")
-    p.add_argument("--launcher-root", type=Path, default=Path(__file__).resolve().parents[1],
+    p.add_argument("--launcher-root", type=Path, default=Path(__file__).resolve().parents[2],
                    help="the checkout whose launcher runs that Neo4j (default: this one)")
     p.add_argument("--scenarios", nargs="+", help="only these of kill, stop, cut, neo4j-stop, neo4j-kill")
+    p.add_argument("--source", help="run the server from this checkout of graphmem (e.g. an older commit: a before run)")
     p.add_argument("--timing", type=int, default=0, metavar="N",
                    help="also time N Neo4j lookups each of another tenant's id and of an unknown id (ownership checked in the lookup)")
     return p.parse_args(argv)
@@ -82,11 +84,19 @@ def write_config(folder: Path, llm_url: str, store: str, bolt: str | None) -> Pa
 class Server:
     """``graphmem serve`` as a process that can be killed and started again on the same port."""
 
-    def __init__(self, config: Path, log: Path) -> None:
+    def __init__(self, config: Path, log: Path, source: str | None = None) -> None:
         self.port = free_port()
         self.args = [sys.executable, "-m", "graphmem.cli.main", "serve", "--config", str(config), "--no-auth", "--port", str(self.port)]
         self.log = log
         self.proc: subprocess.Popen[bytes] | None = None
+        self.env = dict(os.environ)
+        self.source = str(Path(source).resolve()) if source else None
+        if self.source:  # ``python -m`` puts the working folder first on sys.path: run from the checkout
+            self.env["PYTHONPATH"] = self.source + os.pathsep + self.env.get("PYTHONPATH", "")
+            check = subprocess.run([sys.executable, "-c", "import graphmem; print(graphmem.__file__)"], env=self.env,
+                                   cwd=self.source, capture_output=True, text=True, check=True)
+            if not check.stdout.startswith(self.source):
+                raise SystemExit(f"the server would not run {self.source}: {check.stdout.strip()}")
 
     @property
     def url(self) -> str:
@@ -94,7 +104,7 @@ class Server:
 
     def start(self, timeout: float = 120.0) -> None:
         with open(self.log, "ab") as out:
-            self.proc = subprocess.Popen(self.args, stdout=out, stderr=subprocess.STDOUT)
+            self.proc = subprocess.Popen(self.args, stdout=out, stderr=subprocess.STDOUT, env=self.env, cwd=self.source)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             try:
@@ -267,7 +277,7 @@ def soak(store: str, args: argparse.Namespace, rng: random.Random) -> list[dict[
             (["neo4j-stop", "neo4j-kill"] if link and args.restart_neo4j else [])
         for scenario in [s for s in scenarios if not args.scenarios or s in args.scenarios]:
             bolt = f"bolt://127.0.0.1:{link.port}" if link is not None else None
-            server = Server(write_config(folder, llm.base_url, store, bolt), folder / f"{scenario}.log")
+            server = Server(write_config(folder, llm.base_url, store, bolt), folder / f"{scenario}.log", args.source)
             server.start()
             try:
                 for n in range(args.rounds):

@@ -5,7 +5,7 @@ LimitExceededError (400) naming the depth rules before FastAPI's parser, which r
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from graphmem.schema import limits
 
@@ -26,41 +26,56 @@ class BodyLimit:
         if declared is not None and (not declared.isdigit() or int(declared) > self.limit):
             await self._refuse(send)
             return
-        chunks: list[bytes] = []
-        size, more = 0, True
-        while more:  # read the (bounded) body first, so a chunked upload cannot exceed the limit either
-            message = await receive()
-            if message["type"] != "http.request":
-                break
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > self.limit:
-                await self._refuse(send)
-                return
-            chunks.append(chunk)
-            more = message.get("more_body", False)
-        body = b"".join(chunks)
+        body = await read_body(receive, self.limit)
+        if body is None:
+            await self._refuse(send)
+            return
         too_deep = limits.too_deep_request(body)  # before a parser that recurses reads it (a bare 400 otherwise)
         if too_deep is not None:
-            await _answer(send, 400, {"detail": str(too_deep), "error": type(too_deep).__name__})
+            await answer_json(send, 400, {"detail": str(too_deep), "error": type(too_deep).__name__})
             return
-        replayed = False
-
-        async def replay() -> Message:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
-        await self.app(scope, replay, send)
+        await self.app(scope, replaying(body, receive), send)
 
     async def _refuse(self, send: Send) -> None:
-        await _answer(send, 413, {"detail": f"request body larger than {self.limit} bytes", "error": "PayloadTooLarge"})
+        await answer_json(send, 413, {"detail": f"request body larger than {self.limit} bytes", "error": "PayloadTooLarge"})
 
 
-async def _answer(send: Send, status: int, body: dict[str, str]) -> None:
+async def read_body(receive: Receive, limit: int | None = None) -> bytes | None:
+    """The whole request body, read before any route or parser sees it (a chunked upload too);
+    None once it grows past ``limit`` bytes."""
+    chunks: list[bytes] = []
+    size, more = 0, True
+    while more:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if limit is not None and size > limit:
+            return None
+        chunks.append(chunk)
+        more = message.get("more_body", False)
+    return b"".join(chunks)
+
+
+def replaying(body: bytes, receive: Receive) -> Receive:
+    """A ``receive`` that hands the app the body already read, then the connection's own messages
+    (a disconnect)."""
+    replayed = False
+
+    async def replay() -> Message:
+        nonlocal replayed
+        if not replayed:
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
+
+
+async def answer_json(send: Send, status: int, body: dict[str, Any], headers: list[tuple[bytes, bytes]] | None = None) -> None:
     payload = json.dumps(body).encode()
     await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]})
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode()),
+                            *(headers or [])]})
     await send({"type": "http.response.body", "body": payload})

@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 from graphmem.schema import limits
 from graphmem.server.access import Tenants, key_of
+from graphmem.server.limits import answer_json, read_body, replaying
 
 if TYPE_CHECKING:  # the ASGI types (starlette comes with the mcp extra)
-    from starlette.types import ASGIApp, Message, Receive, Scope, Send
+    from starlette.types import ASGIApp, Receive, Scope, Send
 
 UNAUTHORIZED = "a valid API key is required (Authorization: Bearer <key>, or X-API-Key)"
 
@@ -41,15 +42,7 @@ class KeyGate:
 
 
 async def _refuse(send: Send) -> None:
-    await _reply(send, 401, {"error": "Unauthorized", "detail": UNAUTHORIZED}, [(b"www-authenticate", b"Bearer")])
-
-
-async def _reply(send: Send, status: int, answer: dict[str, Any], headers: list[tuple[bytes, bytes]] | None = None) -> None:
-    body = json.dumps(answer).encode()
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-                            *(headers or [])]})
-    await send({"type": "http.response.body", "body": body})
+    await answer_json(send, 401, {"error": "Unauthorized", "detail": UNAUTHORIZED}, [(b"www-authenticate", b"Bearer")])
 
 
 class DepthGuard:
@@ -66,28 +59,12 @@ class DepthGuard:
         if scope["type"] != "http" or scope.get("method") != "POST" or not scope.get("path", "").startswith(self.path):
             await self.app(scope, receive, send)
             return
-        chunks, more = [], True
-        while more:
-            message = await receive()
-            if message["type"] != "http.request":
-                break
-            chunks.append(message.get("body", b""))
-            more = message.get("more_body", False)
-        body = b"".join(chunks)
+        body = await read_body(receive) or b""
         refusal = limits.too_deep_request(body)
         if refusal is not None:
-            await _reply(send, 200, _refused(body, f"{type(refusal).__name__}: {refusal}"))
+            await answer_json(send, 200, _refused(body, f"{type(refusal).__name__}: {refusal}"))
             return
-        replayed = False
-
-        async def replay() -> Message:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
-        await self.app(scope, replay, send)
+        await self.app(scope, replaying(body, receive), send)
 
 
 def _refused(body: bytes, text: str) -> dict[str, Any]:
