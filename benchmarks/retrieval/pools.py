@@ -40,8 +40,9 @@ class RelationCase:
     gold: list[str]
     self_name: str
     hops: int
-    #: hubness setting -> the store's candidates (scores: vector, seed, fulltext)
-    pools: dict[float, list[Relation]] = field(default_factory=dict)
+    #: (hubness, name_left_out) -> the store's candidates (scores: vector, seed, fulltext); hubness is a
+    #: store-side rule, name_left_out what a relation's embedding says (schema.facts.fact_meaning)
+    pools: dict[tuple[float, bool], list[Relation]] = field(default_factory=dict)
     #: the plain baseline's order: cosine of the question and each visible triple as a sentence
     baseline: list[str] = field(default_factory=list)
 
@@ -70,30 +71,51 @@ def memory_for(embedder: Any, workdir: Path, server: ScriptedLLMServer) -> Memor
 
 
 HUBNESS = (0.0, 0.75)
+#: the two ways of embedding a relation of the user's own node (schema.facts.fact_meaning)
+NAME_LEFT_OUT = (True, False)
 
 
 def relation_cases(graphs: list[UserGraph], embedder: Any, baseline: dict[str, list[str]]) -> list[RelationCase]:
-    """Every question of ``graphs`` with its pools (embedded store, the default preset's pool sizes)."""
+    """Every question of ``graphs`` with its pools (embedded store, the default preset's pool sizes),
+    once per hubness and per way of embedding the user's own relations (a store of its own each)."""
+    cases = [RelationCase(q.text, q.slice, list(q.gold), g.user_id, q.hops, baseline=baseline.get(q.text + "\x1e" + g.user_id, []))
+             for g in graphs for q in g.questions]
+    for name_left_out in NAME_LEFT_OUT:
+        _capture(graphs, embedder, cases, name_left_out)
+    return cases
+
+
+def _capture(graphs: list[UserGraph], embedder: Any, cases: list[RelationCase], name_left_out: bool) -> None:
     from benchmarks.retrieval.graph_retrieval import load
 
-    cases: list[RelationCase] = []
+    at = iter(cases)
     with tempfile.TemporaryDirectory(prefix="graphmem-pools-") as tmp, ScriptedLLMServer() as server:
         memory = memory_for(embedder, Path(tmp), server)
         try:
             for g in graphs:
                 load(memory, g)
                 scope = Scope.of(user_id=g.user_id)
+                _embed_meanings(memory, g, name_left_out)
                 for q in g.questions:
-                    case = RelationCase(q.text, q.slice, list(q.gold), g.user_id, q.hops, baseline=baseline.get(q.text + "\x1e" + g.user_id, []))
+                    case = next(at)
                     embedding, centre = query_vectors(memory.embedder, q.text)
                     for hub in HUBNESS:
                         preset, _ = on_scale(replace(get_preset(None), relation_hubness=hub), None, memory.embedder)
                         ask = graph_query(scope, q.text, embedding, preset, q.as_of, None, q.hops, None, centre)
-                        case.pools[hub] = memory.store.search_graph(scope, ask)
-                    cases.append(case)
+                        case.pools[(hub, name_left_out)] = memory.store.search_graph(scope, ask)
         finally:
             memory.close()
-    return cases
+
+
+def _embed_meanings(memory: Memory, g: UserGraph, name_left_out: bool) -> None:
+    """Every relation version's fact embedding made as ``fact_meaning`` with ``name_left_out`` says
+    (what ``graphmem reindex --all`` writes); the fact texts are kept."""
+    from graphmem.lifecycle.reindex import fact_of, meaning_of
+    from graphmem.stores.base import RelationFact
+
+    vectors = memory.embedder.embed([meaning_of(r, g.user_id, name_left_out) for r in g.relations])
+    memory.store.set_relation_facts(Scope.of(user_id=g.user_id), [RelationFact(r.id, r.source_id, fact_of(r, g.user_id), v)
+                                                                  for r, v in zip(g.relations, vectors, strict=True)])
 
 
 def baseline_orders(graphs: list[UserGraph], embedder: Any, depth: int = 10) -> dict[str, list[str]]:

@@ -27,10 +27,10 @@ def path_recall(found: Sequence[str], gold: Sequence[str]) -> float:
     return sum(1 for g in gold if g in found) / len(gold)
 
 
-def ranked_ids(case: RelationCase, preset: SearchPreset, hub: float) -> list[str]:
+def ranked_ids(case: RelationCase, preset: SearchPreset, key: tuple[float, bool]) -> list[str]:
     # rank_relations reads the store's signals (vector, seed, fulltext) and writes its own (bm25,
     # path, fused, score): the pool is reused as it is, not copied (a copy per ranking was most of the time)
-    return [r.id for r in rank_relations(list(case.pools[hub]), case.question, preset, K, case.self_name)]
+    return [r.id for r in rank_relations(list(case.pools[key]), case.question, preset, K, case.self_name)]
 
 
 def score_case(case: RelationCase, found: Sequence[str]) -> float:
@@ -52,11 +52,11 @@ def mean(scores: dict[str, float]) -> float:
     return sum(scores.values()) / len(scores) if scores else 0.0
 
 
-def systems(cases: Sequence[RelationCase], default: SearchPreset, default_hub: float) -> dict[str, dict[str, float]]:
+def systems(cases: Sequence[RelationCase], default: SearchPreset, default_key: tuple[float, bool]) -> dict[str, dict[str, float]]:
     vector = SearchPreset("vector", {"vector": 1.0})
     return {
-        "default": by_slice(cases, lambda c: ranked_ids(c, default, default_hub)),
-        "fact vector": by_slice(cases, lambda c: ranked_ids(c, vector, 0.0)),
+        "default": by_slice(cases, lambda c: ranked_ids(c, default, default_key)),
+        "fact vector": by_slice(cases, lambda c: ranked_ids(c, vector, (0.0, False))),
         "sentence cosine": by_slice(cases, lambda c: c.baseline),
     }
 

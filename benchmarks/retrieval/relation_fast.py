@@ -30,8 +30,9 @@ class Features:
         self.kind_codes = np.asarray([codes.setdefault(k, len(codes)) for k in self.kinds], dtype=int)
 
 
-def features(case: RelationCase, hub: float, floor: float) -> Features:
-    pool = case.pools[hub]
+def features(case: RelationCase, key: tuple[float, bool], floor: float) -> Features:
+    """``key``: which captured pool, (hubness, name_left_out)."""
+    pool = case.pools[key]
     signals = relation_signals(pool, case.question)
     signals["seed"] = joined_seeds(pool, signals["seed"], case.question, case.self_name)
     signals["vector"] = fusion.relative(signals["vector"], floor)

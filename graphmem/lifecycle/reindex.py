@@ -46,12 +46,12 @@ def fact_of(rel: Relation, self_name: str) -> str:
                          valid_at=valid_at, invalid_at=invalid_at, self_name=self_name)
 
 
-def meaning_of(rel: Relation, self_name: str) -> str:
+def meaning_of(rel: Relation, self_name: str, name_left_out: bool | None = None) -> str:
     """The text a stored version's fact embedding is made from (``fact_meaning``), with the times
     ``fact_of`` states."""
     valid_at, invalid_at = stored_times(rel.valid_at, rel.invalid_at, rel.created_at, rel.expired_at)
     return fact_meaning(rel.source, rel.source_type, rel.relationship, rel.destination, rel.destination_type,
-                        valid_at=valid_at, invalid_at=invalid_at, self_name=self_name)
+                        valid_at=valid_at, invalid_at=invalid_at, self_name=self_name, name_left_out=name_left_out)
 
 
 def reindex(
