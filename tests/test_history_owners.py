@@ -226,3 +226,40 @@ def test_a_dead_owner_s_set_aside_rows_are_settled_by_a_read(server, store, tmp_
         assert [s for s, *_ in _rows(history, "flight")] == [0]  # staged rows wait for a start
         with make_memory(server, store, TEST_DIMS, history_db_path=str(history)):
             assert _rows(history, "flight") == []
+
+
+_FORKING = textwrap.dedent(
+    """
+    import os, signal, sys
+    from graphmem.lifecycle.history import History, HistoryEvent
+    from graphmem.types import Scope
+
+    log = History(sys.argv[1])
+    log.stage("forked", Scope.of(user_id="u"), [HistoryEvent("m-never", "ADD", None, "never stored")])
+    if os.fork() == 0:  # a worker forked by the owner outlives it, holding a copy of its descriptors
+        print(os.getpid(), flush=True)
+        sys.stdin.readline()
+        os._exit(0)
+    os.kill(os.getpid(), signal.SIGKILL)
+    """
+)
+
+
+def test_a_forked_child_does_not_keep_its_dead_parent_s_rows_alive(server, tmp_path):
+    history = tmp_path / "history.db"
+    proc = subprocess.Popen([sys.executable, "-c", _FORKING, str(history)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdin is not None
+    worker = int(proc.stdout.readline())
+    try:
+        assert proc.wait(30) == -signal.SIGKILL
+        assert [s for s, *_ in _rows(history, "forked")] == [0]
+        config = {"llm": llm_config(server), "embedder": {"provider": "hashing", "config": {"dims": TEST_DIMS}},
+                  "graph_store": {"provider": "embedded", "config": {"path": str(tmp_path / "graph")}},
+                  "history_db_path": str(history), "warm_up": False}
+        with Memory(config) as memory:
+            assert _rows(history, "forked") == []  # its owner is dead, whatever its child holds
+            # the worker took a lock of its own (a new token): kept beside this process's
+            assert len(_lock_files(history) - {memory.history_log._owner.token}) == 1
+    finally:
+        proc.stdin.close()
+        os.kill(worker, signal.SIGKILL)
