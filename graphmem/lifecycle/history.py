@@ -12,6 +12,18 @@ against the store, by the same rule as the repair, on the next read of a history
 is retried with its idempotency key (``settle``), and at the latest by the repair at the next start.
 Rows of adds still in flight (committed = 0) are never settled by a read.
 
+Several processes may share the database (the default path is shared by every process that does
+not set one). Rows in flight carry their History's owner token, and each open History holds a lock
+that dies with its process (lifecycle/owner_lock.py). The repair, at start or called, resolves only
+this History's rows and those of owners no longer alive (rows without an owner, from before owners
+were kept, count as a dead owner's): another process's add in flight keeps its staged rows, so its
+commit finds them when its store write lands. ``settle`` commits another live owner's set-aside
+rows when the store shows their change (a keyed retry here joins its first attempt's rows) and
+leaves the others to their owner, whose write may still land; once the owner is gone they are
+settled like this History's own. A dead owner's rows are judged against the store of whichever
+process repairs them: a store should have its own ``history_db_path``. The lock files of dead
+owners without rows in flight are removed at start; ``close`` removes its own.
+
 The log is an audit trail, not the record: once the store write has happened, the add has happened.
 So the commit after the write never raises: if it fails (the database locked by another process past
 the bounded wait), the add's rows stay staged, are committed again on the next use of the log and at

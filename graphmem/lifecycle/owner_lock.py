@@ -58,10 +58,16 @@ class OwnerLock:
         self.token = new_id()
         self.folder = db_path.with_name(db_path.name + ".owners") if isinstance(db_path, Path) else None
         self._fd: int | None = None
+        self._closing: weakref.finalize[[int], OwnerLock] | None = None
         if self.folder is not None and LOCKS:
             self.folder.mkdir(exist_ok=True)
-            self._fd = self._take()
+            self._hold(self._take())
             _watch_forks(self)
+
+    def _hold(self, fd: int) -> None:
+        self._fd = fd
+        # a History dropped without close: its lock goes with it, not with the process (its file is swept)
+        self._closing = weakref.finalize(self, os.close, fd)
 
     def _path(self, token: str) -> Path:
         assert self.folder is not None
@@ -143,6 +149,8 @@ class OwnerLock:
         if fd is None:
             return
         _held.discard(self)
+        if self._closing is not None:
+            self._closing.detach()
         try:
             self._path(self.token).unlink(missing_ok=True)
         except OSError as exc:  # left for a later start's sweep: unlocked, it reads as dead all the same
@@ -153,11 +161,13 @@ class OwnerLock:
         """In a forked child: let the parent's lock go with the parent, and own a new token."""
         if self._fd is None:
             return
+        if self._closing is not None:
+            self._closing.detach()
         os.close(self._fd)  # not LOCK_UN: that would release the parent's lock as well
         self._fd = None
         self.token = new_id()
         try:
-            self._fd = self._take()
+            self._hold(self._take())
         except OSError as exc:
             log.warning("history in a forked process holds no owner lock (its rows count as a dead owner's): %s", exc)
 
