@@ -45,7 +45,7 @@ def traces(memory, needle: str) -> list[str]:
     else:
         found += [str(p) for p in Path(store.path).iterdir() if p.is_file() and needle.encode() in p.read_bytes().lower()]
     history = Path(memory.history_log.path)
-    found += [str(p) for p in history.parent.glob(history.name + "*") if needle.encode() in p.read_bytes().lower()]
+    found += [str(p) for p in history.parent.glob(history.name + "*") if p.is_file() and needle.encode() in p.read_bytes().lower()]
     return found
 
 

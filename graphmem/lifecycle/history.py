@@ -12,6 +12,18 @@ against the store, by the same rule as the repair, on the next read of a history
 is retried with its idempotency key (``settle``), and at the latest by the repair at the next start.
 Rows of adds still in flight (committed = 0) are never settled by a read.
 
+Several processes may share the database (the default path is shared by every process that does
+not set one). Rows in flight carry their History's owner token, and each open History holds a lock
+that dies with its process (lifecycle/owner_lock.py). The repair, at start or called, resolves only
+this History's rows and those of owners no longer alive (rows without an owner, from before owners
+were kept, count as a dead owner's): another process's add in flight keeps its staged rows, so its
+commit finds them when its store write lands. ``settle`` commits another live owner's set-aside
+rows when the store shows their change (a keyed retry here joins its first attempt's rows) and
+leaves the others to their owner, whose write may still land; once the owner is gone they are
+settled like this History's own. A dead owner's rows are judged against the store of whichever
+process repairs them: a store should have its own ``history_db_path``. The lock files of dead
+owners without rows in flight are removed at start; ``close`` removes its own.
+
 The log is an audit trail, not the record: once the store write has happened, the add has happened.
 So the commit after the write never raises: if it fails (the database locked by another process past
 the bounded wait), the add's rows stay staged, are committed again on the next use of the log and at
@@ -32,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from graphmem.errors import ConfigError, GraphMemError, StorageFullError, StoreError
+from graphmem.lifecycle.owner_lock import OwnerLock
 from graphmem.results import MemoryEvent
 from graphmem.types import MemoryItem, Owners, Scope, iso, new_id, utcnow
 
@@ -62,7 +75,8 @@ CREATE INDEX IF NOT EXISTS history_unknown ON history (committed) WHERE committe
 
 #: Columns added after a history database may have been made (migrated on open, NULL in old rows):
 #: the add id of a row (provenance reads an add's rows by it), the expiry of retention.
-_LATER_COLUMNS = (("add_id", "TEXT"), ("expires_at", "TEXT"))
+#: the owner token of a row in flight (lifecycle/owner_lock.py; NULL in older rows: a dead owner's).
+_LATER_COLUMNS = (("add_id", "TEXT"), ("expires_at", "TEXT"), ("owner", "TEXT"))
 #: Indexes on those columns, made once they exist (``provenance(add_id)`` reads by add id).
 _LATER_INDEXES = "CREATE INDEX IF NOT EXISTS history_add_id ON history (add_id);"
 
@@ -121,6 +135,7 @@ class History:
             _migrate(self._db)
             self._db.execute("BEGIN IMMEDIATE")  # proves the file is writable now, not at the first add
             self._db.execute("ROLLBACK")
+            self._owner = OwnerLock(self.path)  # after the database: a file that cannot open takes no lock
         except sqlite3.OperationalError as exc:
             if _is_locked(exc):
                 raise StoreError(self._locked_message()) from exc
@@ -156,7 +171,7 @@ class History:
         now = iso(utcnow())
         rows = [
             (new_id(), e.memory_id, e.old_memory, e.new_memory, e.event, now, now, int(e.event == "DELETE"), e.actor_id, e.role,
-             scope.user_id, scope.agent_id, scope.run_id, add_id, e.expires_at)
+             scope.user_id, scope.agent_id, scope.run_id, add_id, e.expires_at, self._owner.token)
             for add_id, scope, events in adds
             for e in events
         ]
@@ -167,8 +182,8 @@ class History:
             db.execute("BEGIN IMMEDIATE")
             try:
                 db.executemany(
-                    f"INSERT INTO history ({', '.join(COLUMNS)}, add_id, expires_at, committed) "
-                    f"VALUES ({', '.join('?' * (len(COLUMNS) + 2))}, 0)",
+                    f"INSERT INTO history ({', '.join(COLUMNS)}, add_id, expires_at, owner, committed) "
+                    f"VALUES ({', '.join('?' * (len(COLUMNS) + 3))}, 0)",
                     rows,
                 )
                 db.execute("COMMIT")
@@ -231,12 +246,14 @@ class History:
 
     def settle(self, lookup: Callable[[str], MemoryItem | None]) -> int:
         """Settle the rows set aside by writes of unknown outcome against the store (when it answers:
-        otherwise they wait for the next call); returns how many were kept."""
+        otherwise they wait for the next call); returns how many were kept. Rows of another open
+        History are only committed when the store shows them (a keyed retry here joins the first
+        attempt's rows); one not shown is left to its owner, whose write may still land."""
         with self._using() as db:
             if db.execute("SELECT 1 FROM history WHERE committed = 2 LIMIT 1").fetchone() is None:
                 return 0
         try:
-            return self.repair(lookup, states=(2,))
+            return self._resolve(lookup, (2,), adopt=True)
         except GraphMemError as exc:  # the store is still away: settled on a later read or start
             log.info("history rows of writes with an unknown outcome wait for the store: %s", exc)
             return 0
@@ -259,18 +276,30 @@ class History:
         return True
 
     def repair(self, lookup: Callable[[str], MemoryItem | None], states: tuple[int, ...] = (0, 2)) -> int:
-        """Resolve rows left staged by a crash, or set aside, against the store; returns how many were kept."""
+        """Resolve rows left staged by a crash, or set aside, against the store; returns how many were
+        kept. Only this History's rows and those of owners no longer alive: another open History's
+        are its own (staged: its add is in flight, its store write may land after this reads)."""
+        return self._resolve(lookup, states, adopt=False)
+
+    def _resolve(self, lookup: Callable[[str], MemoryItem | None], states: tuple[int, ...], adopt: bool) -> int:
+        """Rows of ``states`` whose owner is this History or dead: committed when the store shows
+        their change, else dropped. ``adopt``: set-aside rows of a live owner are committed when shown."""
         marks = ", ".join(str(int(state)) for state in states)
         with self._using() as db:
-            pending = db.execute(f"SELECT seq, memory_id, event, new_memory FROM history WHERE committed IN ({marks})").fetchall()
+            pending = db.execute(f"SELECT seq, memory_id, event, new_memory, committed, owner FROM history "
+                                 f"WHERE committed IN ({marks})").fetchall()
+        owners = {owner for *_, owner in pending} - {self._owner.token}
+        others = {owner for owner in owners if self._owner.alive(owner)}  # one probe an owner
         kept = 0
-        for seq, memory_id, event, new_memory in pending:
+        for seq, memory_id, event, new_memory, state, owner in pending:
+            if owner in others and not (adopt and state == 2):
+                continue
             visible = _visible(lookup(memory_id), event, new_memory)
             with self._using() as db:
                 if visible:
                     db.execute("UPDATE history SET committed = 1 WHERE seq = ?", (seq,))
                     kept += 1
-                else:
+                elif owner not in others:
                     db.execute("DELETE FROM history WHERE seq = ?", (seq,))
         return kept
 
@@ -282,6 +311,18 @@ class History:
             self.repair(lookup)
         except StorageFullError as exc:
             log.warning("history rows left by an interrupted or unknown write wait for room on the disk: %s", exc)
+        self._sweep_owners()
+
+    def _sweep_owners(self) -> None:
+        """Remove the lock files of dead owners whose rows are all resolved (best effort: a file left
+        reads as a dead owner all the same, and the next start tries again)."""
+        try:
+            with self._using() as db:
+                in_flight = {owner for (owner,) in db.execute(
+                    "SELECT DISTINCT owner FROM history WHERE committed IN (0, 2) AND owner IS NOT NULL")}
+            self._owner.sweep(in_flight)
+        except (StoreError, OSError) as exc:
+            log.info("lock files of closed history owners stay for a later start: %s", exc)
 
     def record(self, scope: Scope, events: list[HistoryEvent]) -> None:
         """Stage and commit at once, for changes the store already holds (delete by id)."""
@@ -387,6 +428,7 @@ class History:
         self._retry_commits()  # what still fails is committed by the next start's repair
         with self._lock:
             self._db.close()
+        self._owner.release()  # rows still staged or aside are now a dead owner's: the next start repairs them
 
 
 def _migrate(db: sqlite3.Connection) -> None:
