@@ -44,9 +44,8 @@ def test_reindex_fills_every_version_once_and_search_finds_them_by_meaning(store
     assert (report.relations, report.facts, report.embedding_requests) == (2, 2, 2)
     facts = {r.destination: r.fact for r in store.get_all(scope, include_invalidated=True)}
     assert facts == {"Boston": "I myself live in Boston (city) (since 1 March 2023)", "Denver": "I myself live in Denver (city)"}
-    # the embedding is of the fact as a question words it: the other end of the user's own relation
-    # by its type (schema.facts.fact_meaning), the time kept
-    (vec,) = embedder.embed(["I myself live in city (since 1 March 2023)"])
+    # the embedding is of the fact as it reads (schema.facts.fact_meaning), the time kept
+    (vec,) = embedder.embed(["I myself live in Boston (city) (since 1 March 2023)"])
     (hit,) = store.search_graph(scope, GraphQuery(vec, "", [], top_k=0, include_invalidated=True, fact_top_k=1))
     assert hit.destination == "Boston" and hit.scores["vector"] == pytest.approx(1.0, abs=1e-3)
     assert reindex(store, embedder, [scope]).facts == 0  # nothing missing any more
@@ -75,7 +74,7 @@ def test_an_export_carries_facts_and_provenance_and_a_load_embeds_them(store: Gr
         who = target.self_name
         assert copied["Boston"].fact == "I myself live in Boston (city) (since 1 March 2023)"
         assert copied["Boston"].provenance == ["add-1"] and copied["Boston"].retired_by == "add-2"
-        (vec,) = HashingEmbedder(dims=TEST_DIMS).embed(["I myself live in city"])  # Denver's fact_meaning
+        (vec,) = HashingEmbedder(dims=TEST_DIMS).embed(["I myself live in Denver (city)"])  # Denver's fact_meaning
         assert [r.destination for r in store.search_graph(target, GraphQuery(vec, "", [], top_k=0, fact_top_k=1))] == ["Denver"]
         memory.delete_all(user_id=who)
 
@@ -108,6 +107,6 @@ def test_facts_in_an_earlier_wording_stay_until_reindex_all_writes_them_in_the_f
     assert reindex(store, embedder, [scope], everything=True).facts == 2
     facts = {r.destination: r.fact for r in store.get_all(scope, include_invalidated=True)}
     assert facts == {"Boston": "I myself live in Boston (city) (since 1 March 2023)", "Denver": "I myself live in Denver (city)"}
-    (vec,) = embedder.embed(["I myself live in city"])  # the embedding is rewritten with the text (its fact_meaning)
+    (vec,) = embedder.embed(["I myself live in Denver (city)"])  # the embedding is rewritten with the text (its fact_meaning)
     (hit,) = store.search_graph(scope, GraphQuery(vec, "", [], top_k=0, fact_top_k=1))
     assert hit.destination == "Denver" and hit.scores["vector"] == pytest.approx(1.0, abs=1e-3)

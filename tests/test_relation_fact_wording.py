@@ -56,19 +56,33 @@ def test_a_stored_version_states_only_the_times_it_was_told() -> None:
     assert stored_times(MAY, JUNE, MAY, JUNE) == (None, None)  # the end came from a retirement
 
 
-def test_the_users_own_relations_are_embedded_without_the_other_ends_name() -> None:
+def test_the_users_own_relations_are_embedded_as_they_read_by_default() -> None:
+    # the leave-one-dataset-out report chose the fact as it reads: a name often means what the question
+    # asks about ("which cholesterol drug am I prescribed?" -> atorvastatin)
+    from graphmem.schema.facts import NAME_LEFT_OUT, fact_meaning
+
+    assert NAME_LEFT_OUT is False
+    assert fact_meaning("alice", "person", "TAKES", "atorvastatin", "medication", self_name="alice") == "I myself take atorvastatin (medication)"
+    assert fact_meaning("Ana", "person", "SISTER_OF", "alice", "person", self_name="alice") == "Ana (person) sister of me"
+    assert fact_meaning("I", None, "LIVES_IN", "Porto", "City", valid_at=MAY, self_name="alice") == "I myself live in Porto (city) (since 8 May 2023)"
+
+
+def test_the_name_left_out_rule_on_request() -> None:
     from graphmem.schema.facts import fact_meaning
 
     # the other end by its type: what a question about it says ("do I have a dog?", "who is my sister?")
-    assert fact_meaning("alice", "person", "HAS_PET", "Rex", "dog", self_name="alice") == "I myself have pet dog"
-    assert fact_meaning("Ana", "person", "SISTER_OF", "alice", "person", self_name="alice") == "person sister of me"
-    assert fact_meaning("I", None, "LIVES_IN", "Porto", "City", valid_at=MAY, self_name="alice") == "I myself live in city (since 8 May 2023)"
+    def left_out(*args: object, **kw: object) -> str:
+        return fact_meaning(*args, name_left_out=True, **kw)  # type: ignore[arg-type]
+
+    assert left_out("alice", "person", "HAS_PET", "Rex", "dog", self_name="alice") == "I myself have pet dog"
+    assert left_out("Ana", "person", "SISTER_OF", "alice", "person", self_name="alice") == "person sister of me"
+    assert left_out("I", None, "LIVES_IN", "Porto", "City", valid_at=MAY, self_name="alice") == "I myself live in city (since 8 May 2023)"
     # no informative type: the name is all there is, kept; other relations and a user unknown: the fact as it reads
-    assert fact_meaning("alice", "person", "LIKES", "pizza", None, self_name="alice") == "I myself like pizza"
-    assert fact_meaning("alice", "person", "OWNS", "laptop", "laptop", self_name="alice") == "I myself own laptop"
-    assert fact_meaning("Ana", "person", "LIVES_IN", "Porto", "city", self_name="alice") == "Ana (person) lives in Porto (city)"
-    assert fact_meaning("alice", "person", "KNOWS", "me", "person", self_name="alice") == "I myself know me"
-    assert fact_meaning("alice", "person", "HAS_PET", "Rex", "dog") == "alice (person) has pet Rex (dog)"
+    assert left_out("alice", "person", "LIKES", "pizza", None, self_name="alice") == "I myself like pizza"
+    assert left_out("alice", "person", "OWNS", "laptop", "laptop", self_name="alice") == "I myself own laptop"
+    assert left_out("Ana", "person", "LIVES_IN", "Porto", "city", self_name="alice") == "Ana (person) lives in Porto (city)"
+    assert left_out("alice", "person", "KNOWS", "me", "person", self_name="alice") == "I myself know me"
+    assert left_out("alice", "person", "HAS_PET", "Rex", "dog") == "alice (person) has pet Rex (dog)"
 
 
 def test_the_first_person_takes_a_first_person_verb() -> None:

@@ -24,8 +24,8 @@ def test_an_add_writes_each_relation_with_its_fact_in_its_one_embedding_request(
     assert rel["fact"] == "I myself have pet Rex (dog)" and added["relations"][0]["fact"] == rel["fact"]
     requests = usage["embedding_requests"]
     assert requests == (1 if memory.config.add_mode == "staged" else 2)  # single_pass embeds the messages first
-    # what is embedded is the fact as a question words it: the dog by its type (schema.facts.fact_meaning)
-    meaning = "I myself have pet dog"
+    # what is embedded is the fact as it reads (schema.facts.fact_meaning, NAME_LEFT_OUT off)
+    meaning = "I myself have pet Rex (dog)"
     found = memory.search(meaning, user_id=uid)["relations"]
     # the fact's cosine (1: the question is the embedded text) less its hubness (retrieval.hubness)
     fact, centre = memory.embedder.embed([meaning])[0], query_vectors(memory.embedder, "")[1]

@@ -32,12 +32,14 @@ def _rel(rid: str, source: str, rel: str, dest: str, vector: float = 0.0, seed: 
     return r
 
 
-def test_the_fact_cosine_orders_the_users_own_relations_whatever_their_count():
+def test_the_spread_orders_the_users_own_relations_by_meaning_whatever_their_count():
+    # the spread is a preset setting (relation_spread), off in the default (not chosen leave one dataset out)
+    spreading = replace(HYBRID, relation_spread=0.15)
     knows = [_rel(f"k{i}", "alice", "KNOWS", f"Person {i}", vector=0.30 if i == 0 else 0.29, seed=1.0) for i in range(20)]
     pet = _rel("pet", "alice", "HAS_PET", "Rex", vector=0.28, seed=1.0)
     jazz = _rel("jazz", "alice", "LIKES", "jazz", vector=0.05, seed=1.0)  # the far end of the candidates' cosines
     knows.append(jazz)
-    ranked = rank_relations([*knows, pet], "any furry companion waiting for me at home?", HYBRID, 5)
+    ranked = rank_relations([*knows, pet], "any furry companion waiting for me at home?", spreading, 5)
     assert "pet" in [r.id for r in ranked]  # one KNOWS leads (best cosine), the others are spread below the pet
     assert ranked[0].relationship == "KNOWS" and ranked[1].id == "pet"
     assert ranked[1].scores["vector"] == pytest.approx(0.28) and "bm25" in ranked[1].scores

@@ -9,9 +9,11 @@ relation's ``"vector"`` signal in search (docs/concepts.md, "Relation facts").
     relation_fact("Ana", "person", "LIVES_IN", "Porto", "city", valid_at=datetime(2023, 5, 8, tzinfo=UTC))
     -> "Ana (person) lives in Porto (city) (since 8 May 2023)"
 
-What is embedded (``fact_meaning``) is the fact as a question about it would word it: for a relation
-of the scope's own node, the other end is written as its type alone when it has one ("I myself have
-pet dog", "person sister of me"); every other fact is embedded as it reads.
+What is embedded (``fact_meaning``) is the fact as it reads, the other end's name included
+("I myself take atorvastatin (medication)"). Writing the user's own relations with the other end's
+type in place of its name ("I myself take medication") was the rule until the leave-one-dataset-out
+report chose against it (``NAME_LEFT_OUT``): it helped on the generated graphs it was made on and
+cost the hand-written personas, where names mean something (atorvastatin is a cholesterol drug).
 
 Rules: the relationship type in lower-case words ("HAS_PET" -> "has pet"; the "R_" a type starting
 with a digit was given is dropped); an endpoint's type in brackets after its name, except for the
@@ -42,9 +44,10 @@ SELF_WORDS = frozenset({"i", "me", "my", "myself", "user", "the user"})
 #: the scope's own node in a fact: as the source, as the destination
 SELF_SOURCE, SELF_DESTINATION = "I myself", "me"
 #: whether a relation of the scope's own node is embedded with the other end's type in place of its
-#: name (``fact_meaning``); chosen leave one dataset out (benchmarks.retrieval.generalisation, the
-#: ``name_left_out`` rule)
-NAME_LEFT_OUT = True
+#: name (``fact_meaning``): off, chosen leave one dataset out (benchmarks.retrieval.generalisation,
+#: the ``name_left_out`` rule: with it on, the default ranked below the plain fact vector on the
+#: personas with bge-small, 0.849 vs 0.866)
+NAME_LEFT_OUT = False
 _SPACE = re.compile(r"\s+")
 
 
@@ -146,16 +149,18 @@ def fact_meaning(
 ) -> str:
     """The text a relation version's fact embedding is made from.
 
-    The fact itself, except that in a relation of the scope's own node the other end is written as
-    its entity type alone, when it has an informative one: ``I myself have pet dog`` for ``I myself
-    have pet Rex (dog)``, ``person sister of me`` for ``Ana (person) sister of me``. Why: the user asks
+    The fact itself (``relation_fact``). With ``name_left_out`` (default ``NAME_LEFT_OUT``: off), in
+    a relation of the scope's own node the other end is written as its entity type alone, when it
+    has an informative one: ``I myself have pet dog`` for ``I myself have pet Rex (dog)``, ``person
+    sister of me`` for ``Ana (person) sister of me``. The case for it: the user asks
     about their own relations without the answer's name ("do I have a dog?", "who is my sister?":
     the name is what they want to hear), and a name the model has never seen pulls the fact's
     embedding away from every such question. The name still counts where it is said: BM25 and the
     fulltext index read the fact, a question that names the other end seeds it, and a relation
     between two ends the question names ranks first (retrieval.graph, ``JOINED_SEEDS``).
     graph_retrieval, first-person paraphrases hit@5 (docs/retrieval.md, "What a relation's
-    embedding says").
+    embedding says"). The case against, which the leave-one-dataset-out report upheld: a name
+    often means something the question asks about ("which cholesterol drug am I prescribed?").
     """
     src_self, dst_self = is_self(source, self_name), is_self(destination, self_name)
     if (NAME_LEFT_OUT if name_left_out is None else name_left_out) and src_self != dst_self:
