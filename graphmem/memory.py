@@ -15,7 +15,7 @@ from graphmem.config import MemoryConfig
 from graphmem.embeddings import Embedder
 from graphmem.errors import ClosedError, ConfigError, InvalidInputError, NotFoundError
 from graphmem.factory import build_embedder, build_llm, build_store
-from graphmem.ingest import checks, edits, overlap
+from graphmem.ingest import checks, edits
 from graphmem.ingest.add import AddOutcome, AddPipeline
 from graphmem.ingest.bulk import BulkAdder, ProgressCallback
 from graphmem.ingest.commit import commit_add, nothing_added
@@ -34,7 +34,7 @@ from graphmem.llm.limits import limited
 from graphmem.llm.usage import Usage, metered, totals
 from graphmem.observability.decorators import traced_methods
 from graphmem.results import MemoryResult, SearchResult
-from graphmem.retrieval import SearchPreset, get_preset
+from graphmem.retrieval import SearchPreset, get_preset, halves
 from graphmem.retrieval.agreement import agree
 from graphmem.retrieval.graph import search_relations
 from graphmem.retrieval.hubness import query_vectors
@@ -342,21 +342,8 @@ class Memory:
                                  as_of=when, known_at=known, hops=hops, filters=flt, centre=centre)
         find_memories = partial(search_memories, self.store, scope, query, embedding, chosen, limit, flt, when, threshold,
                                 asked, known, self.reranker if rerank else None)
-        memories, relations = self._read_both(find_memories, find_relations)
+        memories, relations = halves.read_both(self._search_pool, self.store.concurrent_reads, find_memories, find_relations)
         return embedding, memories, relations
-
-    def _read_both(self, find_memories: Callable[[], list[MemoryItem]],
-                   find_relations: Callable[[], list[Relation]]) -> tuple[list[MemoryItem], list[Relation]]:
-        """A search's two halves are independent: on a database server they run at once (wall = the
-        slower one), the relations on the search pool."""
-        pending = overlap.submit(self._search_pool, find_relations) if self.store.concurrent_reads else None  # with the call's context (its trace)
-        try:
-            memories = find_memories()
-        except BaseException:
-            if pending is not None:
-                pending.cancel()  # when still queued; a running one ends on its own, unread
-            raise
-        return memories, (pending.result() if pending is not None else find_relations())
 
     def get_all(
         self,

@@ -89,3 +89,32 @@ def test_the_onnx_cross_encoder_refuses_a_model_that_is_not_one(tmp_path):
         OnnxCrossEncoder(MODEL_DIR)  # MiniLM: token embeddings (pairs, tokens, 384), not logits
     with pytest.raises(ConfigError, match="no model.onnx"):
         OnnxCrossEncoder(tmp_path)
+
+
+@pytest.mark.parametrize("store", [pytest.param("neo4j", marks=pytest.mark.neo4j)], indirect=True)  # reads both halves at once
+def test_a_failed_search_waits_for_its_other_half_before_it_answers(make_memory, store, uid, monkeypatch):
+    """The relation half reads on the search pool beside the memory half (a database store): when the
+    memory half fails (a crashing reranker), the answer waits for the relation read in flight, so a
+    close() right after the error does not shut the connection under it (the Neo4j driver asserted
+    in the pool's close: a connection written by two threads)."""
+    import threading
+    import time
+
+    assert store.concurrent_reads
+    memory = make_memory(Broken(RuntimeError("model crashed")))
+    memory.add(TEXTS, user_id=uid, infer=False)
+    started, finished = threading.Event(), threading.Event()
+    search_graph = store.search_graph
+
+    def slow_search_graph(*args, **kwargs):  # the store's own read, made to take its time
+        started.set()
+        time.sleep(1.0)
+        try:
+            return search_graph(*args, **kwargs)
+        finally:
+            finished.set()
+
+    monkeypatch.setattr(store, "search_graph", slow_search_graph)
+    with pytest.raises(RerankError, match="model crashed"):
+        memory.search("tea", user_id=uid, limit=3)
+    assert started.is_set() and finished.is_set()  # before: the error came back with the read still running
