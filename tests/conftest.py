@@ -94,6 +94,17 @@ def make_store(kind: str, request: pytest.FixtureRequest, tmp_path: Path):
     return store
 
 
+@pytest.fixture
+def spans():
+    """The process's in-memory span exporter (tests/tracing_helpers.py), emptied before and after."""
+    from tracing_helpers import exporter
+
+    found = exporter()
+    found.clear()
+    yield found
+    found.clear()
+
+
 @pytest.fixture(params=["embedded", pytest.param("neo4j", marks=pytest.mark.neo4j)])
 def store(request: pytest.FixtureRequest, tmp_path: Path):
     """Every store implementation, for the shared contract suite."""

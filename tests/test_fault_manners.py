@@ -34,6 +34,18 @@ def _can_mount_tmpfs(folder) -> bool:
     return done.returncode == 0
 
 
+def _disk_config(tmp_path, disk, llm_url: str):
+    """A config beside the small disk (the disk is mounted over in the server's namespace), its data on it."""
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({
+        "llm": {"provider": "openai_compatible", "config": {"base_url": llm_url, "api_key": "k", "model": "scripted"}},
+        "embedder": {"provider": "hashing", "config": {"dims": TEST_DIMS}},
+        "graph_store": {"provider": "embedded", "config": {"path": str(disk / "graph")}},
+        "history_db_path": str(disk / "history.db"), "context": {"summary_every": 0},
+    }))
+    return config
+
+
 def test_a_full_disk_answers_a_clear_error_and_deletes_still_free_space(tmp_path):
     """The REST server's store and history on a real 4 MB file system (tmpfs), filled by adds."""
     if not _can_mount_tmpfs(tmp_path):
@@ -41,13 +53,7 @@ def test_a_full_disk_answers_a_clear_error_and_deletes_still_free_space(tmp_path
     disk = tmp_path / "disk"
     disk.mkdir()
     with ScriptedLLMServer() as llm:
-        config = tmp_path / "config.json"
-        config.write_text(json.dumps({
-            "llm": {"provider": "openai_compatible", "config": {"base_url": llm.base_url, "api_key": "k", "model": "scripted"}},
-            "embedder": {"provider": "hashing", "config": {"dims": TEST_DIMS}},
-            "graph_store": {"provider": "embedded", "config": {"path": str(disk / "graph")}},
-            "history_db_path": str(disk / "history.db"), "context": {"summary_every": 0},
-        }))
+        config = _disk_config(tmp_path, disk, llm.base_url)
         port = free_port()
         serve = " ".join(graphmem_command("serve", "--config", str(config), "--no-auth", "--port", str(port)))
         args = ["unshare", "-rm", "sh", "-c", f"mount -t tmpfs -o size=4m tmpfs {disk} && exec {serve}"]
@@ -175,13 +181,7 @@ def test_a_stop_on_a_full_disk_keeps_every_change_and_says_so(tmp_path, stop):
     disk, pid_file, code_file = tmp_path / "disk", tmp_path / "first.pid", tmp_path / "first.code"
     disk.mkdir()
     with ScriptedLLMServer() as llm:
-        config = tmp_path / "config.json"
-        config.write_text(json.dumps({
-            "llm": {"provider": "openai_compatible", "config": {"base_url": llm.base_url, "api_key": "k", "model": "scripted"}},
-            "embedder": {"provider": "hashing", "config": {"dims": TEST_DIMS}},
-            "graph_store": {"provider": "embedded", "config": {"path": str(disk / "graph")}},
-            "history_db_path": str(disk / "history.db"), "context": {"summary_every": 0},
-        }))
+        config = _disk_config(tmp_path, disk, llm.base_url)
         first, second = free_port(), free_port()
         serve = [" ".join(graphmem_command("serve", "--config", str(config), "--no-auth", "--port", str(p))) for p in (first, second)]
         # one mount namespace for both servers: the tmpfs (and what it holds) lives as long as the shell

@@ -12,21 +12,13 @@ import textwrap
 import pytest
 from conftest import TEST_DIMS
 from helpers import graph, make_memory, script
-from tracing_helpers import children, descendants, exporter, named, one, texts
+from tracing_helpers import children, descendants, named, one, texts
 
 from graphmem import ConfigError, NotFoundError
 from graphmem.schema.resources import load_cypher
 from graphmem.testing import Fault
 
 STAGES = ("facts", "graph_extraction", "invalidation", "memory_update")
-
-
-@pytest.fixture
-def spans():
-    found = exporter()
-    found.clear()
-    yield found
-    found.clear()
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from conftest import TEST_DIMS
 from helpers import graph, make_memory, script
 from opentelemetry import trace
 from servers import serving_in_thread
-from tracing_helpers import children, exporter, one, texts
+from tracing_helpers import children, one, texts
 
 from graphmem.aio import AsyncMemory
 from graphmem.stores.embedded import EmbeddedStore
@@ -23,14 +23,6 @@ from graphmem.stores.embedded import EmbeddedStore
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
 PARENT_ID = "00f067aa0ba902b7"
 TRACEPARENT = f"00-{TRACE_ID}-{PARENT_ID}-01"
-
-
-@pytest.fixture
-def spans():
-    found = exporter()
-    found.clear()
-    yield found
-    found.clear()
 
 
 @pytest.fixture

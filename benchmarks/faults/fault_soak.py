@@ -42,6 +42,7 @@ from typing import Any
 import httpx
 
 from benchmarks import common
+from benchmarks.faults import checkout_env
 from graphmem.testing import ScriptedLLMServer
 from graphmem.testing.links import CommitCut, free_port
 
@@ -89,14 +90,8 @@ class Server:
         self.args = [sys.executable, "-m", "graphmem.cli.main", "serve", "--config", str(config), "--no-auth", "--port", str(self.port)]
         self.log = log
         self.proc: subprocess.Popen[bytes] | None = None
-        self.env = dict(os.environ)
-        self.source = str(Path(source).resolve()) if source else None
-        if self.source:  # ``python -m`` puts the working folder first on sys.path: run from the checkout
-            self.env["PYTHONPATH"] = self.source + os.pathsep + self.env.get("PYTHONPATH", "")
-            check = subprocess.run([sys.executable, "-c", "import graphmem; print(graphmem.__file__)"], env=self.env,
-                                   cwd=self.source, capture_output=True, text=True, check=True)
-            if not check.stdout.startswith(self.source):
-                raise SystemExit(f"the server would not run {self.source}: {check.stdout.strip()}")
+        self.source = str(Path(source).resolve()) if source else None  # the server runs from there (cwd)
+        self.env = checkout_env(self.source) if self.source else dict(os.environ)
 
     @property
     def url(self) -> str:

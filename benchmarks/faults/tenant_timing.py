@@ -36,6 +36,7 @@ from typing import Any
 import httpx
 
 from benchmarks.common import table, write_result
+from benchmarks.faults import checkout_env
 from graphmem.server.access import hash_key
 from graphmem.testing import ScriptedLLMServer
 
@@ -64,12 +65,7 @@ def _config(folder: Path, llm_url: str, store: str, neo4j_url: str | None, dims:
 
 @contextmanager
 def _server(args: list[str], health: str, log: Path, source: str | None) -> Iterator[None]:
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    if source:
-        env["PYTHONPATH"] = source + os.pathsep + env.get("PYTHONPATH", "")
-        check = subprocess.run([sys.executable, "-c", "import graphmem; print(graphmem.__file__)"], env=env, cwd=source,
-                               capture_output=True, text=True, check=True)
-        assert check.stdout.startswith(str(Path(source).resolve())), f"the servers would not run {source}: {check.stdout}"
+    env = {**(checkout_env(source) if source else os.environ), "PYTHONUNBUFFERED": "1"}
     with open(log, "wb") as out:
         # in the source folder: ``python -m`` puts the working folder first on sys.path, before PYTHONPATH
         proc = subprocess.Popen([sys.executable, "-m", "graphmem.cli.main", *args], stdout=out, stderr=subprocess.STDOUT,
